@@ -1,0 +1,20 @@
+//! SKELETON — to be replaced by the structures helper.
+use super::{PrefetchBuf, Prefetcher};
+use crate::error::Result;
+use crate::registry::Mechanism;
+use serde::{Deserialize, Serialize};
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+#[derive(Clone, Debug)]
+pub struct NoPrefetch;
+impl Mechanism for NoPrefetch {
+    const NAME: &'static str = "none";
+    const SUMMARY: &'static str = "none";
+    type Config = Config;
+    type Ctx = ();
+    fn build(_: &Config, _: &()) -> Result<Self> { Ok(NoPrefetch) }
+}
+impl Prefetcher for NoPrefetch {
+    fn on_access(&mut self, _l: u64, _h: bool, _o: &mut PrefetchBuf) {}
+}

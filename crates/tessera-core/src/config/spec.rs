@@ -1,0 +1,380 @@
+//! The resolved machine description. Plain, validated, serialisable data: a
+//! component is built from its own sub-spec and nothing else. Every field has a
+//! documented default (`#[serde(default)]`), so a resolved spec written back to
+//! TOML lists every value the run used.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::addr::PageSize;
+use crate::registry::MechanismSpec;
+
+/// A byte count written as an integer or a string such as "32KiB", "2MiB",
+/// "16GiB" (K/KB/KiB are all binary: 1024).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    pub fn parse(s: &str) -> Option<u64> {
+        let s = s.trim();
+        let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let n: u64 = num.parse().ok()?;
+        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            _ => return None,
+        };
+        n.checked_mul(mult)
+    }
+    /// Human form used when writing configs back out ("32KiB", "16GiB", or bytes).
+    pub fn display(self) -> String {
+        let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
+        for (shift, name) in units {
+            if self.0 >= (1 << shift) && self.0 % (1 << shift) == 0 {
+                return format!("{}{}", self.0 >> shift, name);
+            }
+        }
+        format!("{}B", self.0)
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.display())
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Str(String),
+        }
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected a byte count: an integer or a string like \"32KiB\", \"2MiB\", \"16GiB\""))? {
+            Raw::Int(n) => Ok(ByteSize(n)),
+            Raw::Str(s) => ByteSize::parse(&s)
+                .map(ByteSize)
+                .ok_or_else(|| serde::de::Error::custom(format!("invalid byte count \"{s}\"; use e.g. \"32KiB\", \"2MiB\", \"16GiB\""))),
+        }
+    }
+}
+
+/// Associativity: a number of ways, or "full" (= entries).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ways {
+    N(u32),
+    Full,
+}
+
+impl Serialize for Ways {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Ways::N(n) => s.serialize_u32(*n),
+            Ways::Full => s.serialize_str("full"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Ways {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u32),
+            Str(String),
+        }
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected a number of ways or \"full\""))? {
+            Raw::Int(n) => Ok(Ways::N(n)),
+            Raw::Str(s) if s == "full" => Ok(Ways::Full),
+            Raw::Str(s) => Err(serde::de::Error::custom(format!("invalid ways \"{s}\"; use a number or \"full\""))),
+        }
+    }
+}
+
+impl Ways {
+    pub fn resolve(self, entries: u32) -> u32 {
+        match self {
+            Ways::N(n) => n,
+            Ways::Full => entries,
+        }
+    }
+}
+
+fn default_lru() -> MechanismSpec {
+    MechanismSpec { kind: "lru".into(), params: toml::Table::new() }
+}
+
+/// Which accesses a TLB structure translates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Instr,
+    Data,
+    Unified,
+}
+
+/// One TLB structure (`[mmu.tlb.<name>]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbSpec {
+    /// Lookup level: 1 is probed first; level n+1 only on a miss at level n.
+    pub level: u32,
+    pub side: Side,
+    /// Page sizes this structure holds (one structure per size, or several in one).
+    pub page_sizes: Vec<PageSize>,
+    pub entries: u32,
+    pub ways: Ways,
+    /// Cycles added when this level is probed (L1 levels are usually 0: overlapped with the cache access).
+    #[serde(default)]
+    pub latency: u32,
+    #[serde(default = "default_lru")]
+    pub replacement: MechanismSpec,
+}
+
+/// One paging-structure cache (`[mmu.psc.<pml5e|pml4e|pdpte|pde>]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PscSpec {
+    pub entries: u32,
+    pub ways: Ways,
+    /// Cycles added to a walk that consults it (0: looked up in parallel with the last TLB level).
+    #[serde(default)]
+    pub latency: u32,
+    #[serde(default = "default_lru")]
+    pub replacement: MechanismSpec,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FillPolicy {
+    /// A walk (or a lower-level hit) fills every level above that holds the page size.
+    #[default]
+    AllLevels,
+    /// Only the first level is filled; lower levels are filled only by their own misses.
+    FirstLevel,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MmuSpec {
+    #[serde(default)]
+    pub fill: FillPolicy,
+    #[serde(default)]
+    pub tlb: BTreeMap<String, TlbSpec>,
+    #[serde(default)]
+    pub psc: BTreeMap<String, PscSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkerSpec {
+    /// Walker cost per page-table reference, excluding the memory hierarchy latency.
+    #[serde(default = "d_step")]
+    pub step_cycles: u32,
+    /// Cache level where page-walk references enter the hierarchy: l1d, l2, llc or dram.
+    #[serde(default = "d_entry")]
+    pub entry_level: String,
+}
+fn d_step() -> u32 {
+    5
+}
+fn d_entry() -> String {
+    "l1d".into()
+}
+impl Default for WalkerSpec {
+    fn default() -> Self {
+        WalkerSpec { step_cycles: d_step(), entry_level: d_entry() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageTableSpec {
+    /// Page-table format (only the x86-64 radix tree in this version).
+    #[serde(default = "d_format")]
+    pub format: String,
+    /// Radix levels: 4 (48-bit VA) or 5 (57-bit VA).
+    #[serde(default = "d_levels")]
+    pub levels: u32,
+}
+fn d_format() -> String {
+    "x86_radix".into()
+}
+fn d_levels() -> u32 {
+    4
+}
+impl Default for PageTableSpec {
+    fn default() -> Self {
+        PageTableSpec { format: d_format(), levels: d_levels() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhysMemSpec {
+    pub capacity: ByteSize,
+    #[serde(default = "d_buddy")]
+    pub allocator: MechanismSpec,
+    #[serde(default = "d_base_only")]
+    pub page_size: MechanismSpec,
+    /// Fraction of 2 MiB blocks broken by one pinned 4 KiB frame before the run.
+    #[serde(default)]
+    pub fragmentation: f64,
+}
+fn d_buddy() -> MechanismSpec {
+    MechanismSpec { kind: "buddy".into(), params: toml::Table::new() }
+}
+fn d_base_only() -> MechanismSpec {
+    MechanismSpec { kind: "base_only".into(), params: toml::Table::new() }
+}
+
+/// One data-cache level (`[cache.l1d]`, `[cache.l2]`, `[cache.llc]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheLevelSpec {
+    pub size: ByteSize,
+    pub ways: Ways,
+    #[serde(default = "d_line")]
+    pub line: ByteSize,
+    /// Load-to-use latency of a hit at this level, in cycles.
+    pub latency: u32,
+    #[serde(default = "default_lru")]
+    pub replacement: MechanismSpec,
+    #[serde(default = "d_no_prefetch")]
+    pub prefetcher: MechanismSpec,
+}
+fn d_line() -> ByteSize {
+    ByteSize(64)
+}
+fn d_no_prefetch() -> MechanismSpec {
+    MechanismSpec { kind: "none".into(), params: toml::Table::new() }
+}
+
+/// The physically indexed data-cache hierarchy. Absent levels are skipped; with
+/// no levels at all, every reference goes to DRAM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1d: Option<CacheLevelSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2: Option<CacheLevelSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc: Option<CacheLevelSpec>,
+    #[serde(default = "d_dram")]
+    pub dram_latency: u32,
+}
+fn d_dram() -> u32 {
+    200
+}
+impl Default for CacheSpec {
+    fn default() -> Self {
+        CacheSpec { l1d: None, l2: None, llc: None, dram_latency: d_dram() }
+    }
+}
+impl CacheSpec {
+    /// Present levels in lookup order with their config names.
+    pub fn levels(&self) -> Vec<(&'static str, &CacheLevelSpec)> {
+        let mut v = Vec::new();
+        if let Some(l) = &self.l1d {
+            v.push(("l1d", l));
+        }
+        if let Some(l) = &self.l2 {
+            v.push(("l2", l));
+        }
+        if let Some(l) = &self.llc {
+            v.push(("llc", l));
+        }
+        v
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingSpec {
+    /// false: count events only (no cycles), the TLB-only model.
+    #[serde(default = "d_true")]
+    pub enabled: bool,
+    #[serde(default = "d_freq")]
+    pub frequency_ghz: f64,
+    /// Cycles per instruction with a perfect memory system.
+    #[serde(default = "d_cpi")]
+    pub base_cpi: f64,
+    /// true: an L1D hit is part of the base CPI; only latency beyond L1D stalls.
+    #[serde(default = "d_true")]
+    pub l1_hit_in_cpi: bool,
+}
+fn d_true() -> bool {
+    true
+}
+fn d_freq() -> f64 {
+    3.0
+}
+fn d_cpi() -> f64 {
+    1.0
+}
+impl Default for TimingSpec {
+    fn default() -> Self {
+        TimingSpec { enabled: true, frequency_ghz: d_freq(), base_cpi: d_cpi(), l1_hit_in_cpi: true }
+    }
+}
+
+/// Constants of the scale-out MMU study's upper-bound formulas (Eq. 2-5).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSpec {
+    #[serde(default = "d_pm_l1")]
+    pub perfect_mmu_l1_cycles: u32,
+    #[serde(default = "d_pm_l2")]
+    pub perfect_mmu_l2_cycles: u32,
+    #[serde(default = "d_pm_llc")]
+    pub perfect_mmu_llc_cycles: u32,
+    #[serde(default = "d_pt")]
+    pub perfect_tlb_cycles: u32,
+}
+fn d_pm_l1() -> u32 {
+    12
+}
+fn d_pm_l2() -> u32 {
+    20
+}
+fn d_pm_llc() -> u32 {
+    43
+}
+fn d_pt() -> u32 {
+    7
+}
+impl Default for MetricsSpec {
+    fn default() -> Self {
+        MetricsSpec { perfect_mmu_l1_cycles: 12, perfect_mmu_l2_cycles: 20, perfect_mmu_llc_cycles: 43, perfect_tlb_cycles: 7 }
+    }
+}
+
+/// A whole machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub mmu: MmuSpec,
+    #[serde(default)]
+    pub walker: WalkerSpec,
+    #[serde(default)]
+    pub pagetable: PageTableSpec,
+    pub physmem: PhysMemSpec,
+    #[serde(default)]
+    pub cache: CacheSpec,
+    #[serde(default)]
+    pub timing: TimingSpec,
+    #[serde(default)]
+    pub metrics: MetricsSpec,
+}

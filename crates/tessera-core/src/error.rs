@@ -1,0 +1,72 @@
+//! The one error type of the core. Every failure a user can cause (bad config,
+//! bad trace, simulated memory exhaustion) is a value here, never a panic.
+
+use std::fmt;
+
+/// Where in a trace file a problem was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Line(u64),
+    Offset(u64),
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Line(l) => write!(f, "line {l}"),
+            Location::Offset(o) => write!(f, "byte offset {o}"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A config key is unknown, malformed, or contradicts another.
+    #[error("config error at `{path}`: {msg}{}", fmt_allowed(.allowed))]
+    Config { path: String, msg: String, allowed: Vec<String> },
+
+    /// A trace file is malformed, truncated, corrupt or of the wrong kind.
+    #[error("{file}: {location}: {msg}")]
+    Trace { file: String, location: Location, msg: String },
+
+    /// The simulated machine ran out of physical memory.
+    #[error("simulated memory exhausted: {what} needs {requested_bytes} bytes but only {free_bytes} of {capacity_bytes} bytes are free (raise physmem.capacity)")]
+    OutOfMemory { what: String, requested_bytes: u64, free_bytes: u64, capacity_bytes: u64 },
+
+    /// The host could not read or write a file.
+    #[error("{path}: {source}")]
+    Io { path: String, #[source] source: std::io::Error },
+
+    /// The run was stopped by the caller (e.g. Ctrl-C through the progress callback).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn fmt_allowed(allowed: &[String]) -> String {
+    if allowed.is_empty() {
+        String::new()
+    } else {
+        format!(" (allowed: {})", allowed.join(", "))
+    }
+}
+
+impl Error {
+    pub fn config(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        Error::Config { path: path.into(), msg: msg.into(), allowed: Vec::new() }
+    }
+    pub fn config_allowed(path: impl Into<String>, msg: impl Into<String>, allowed: &[&str]) -> Self {
+        Error::Config {
+            path: path.into(),
+            msg: msg.into(),
+            allowed: allowed.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+    pub fn trace(file: impl Into<String>, location: Location, msg: impl Into<String>) -> Self {
+        Error::Trace { file: file.into(), location, msg: msg.into() }
+    }
+    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

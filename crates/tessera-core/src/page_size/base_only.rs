@@ -1,0 +1,38 @@
+//! 4 KiB pages only.
+//!
+//! ## What it models
+//! A kernel with transparent huge pages disabled: every first touch maps one 4 KiB page.
+//! ## Config
+//! `kind = "base_only"` (no parameters)
+//! ## Stats
+//! The page counts live under `physmem.pages_4k`.
+
+use serde::{Deserialize, Serialize};
+
+use super::PageSizePolicy;
+use crate::addr::PageSize;
+use crate::error::Result;
+use crate::registry::Mechanism;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+
+#[derive(Clone, Debug)]
+pub struct BaseOnly;
+
+impl Mechanism for BaseOnly {
+    const NAME: &'static str = "base_only";
+    const SUMMARY: &'static str = "every first touch maps a 4 KiB page";
+    type Config = Config;
+    type Ctx = ();
+    fn build(_: &Config, _: &()) -> Result<Self> {
+        Ok(BaseOnly)
+    }
+}
+
+impl PageSizePolicy for BaseOnly {
+    fn candidates(&self) -> &[PageSize] {
+        &[PageSize::Size4K]
+    }
+}

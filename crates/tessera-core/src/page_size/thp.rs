@@ -1,0 +1,85 @@
+//! Transparent-huge-page-like eager large pages.
+//!
+//! ## What it models
+//! Linux THP at fault time: the first touch of an untouched, aligned 2 MiB (or
+//! 1 GiB) virtual region is backed by a free naturally aligned block of that
+//! size; when no such block is free (fragmented memory) or part of the region is
+//! already mapped with smaller pages, it falls back to the next smaller size.
+//! ## Paper
+//! `shared/papers/mmu-scale-out-analysis.txt` §III-A (THP); the GTSM paper's
+//! traditional 2 MB superpaging baseline.
+//! ## Choices where the papers are silent
+//! - No khugepaged: regions that fell back to 4 KiB are never collapsed later.
+//! - `max = "1g"` tries 1 GiB, then 2 MiB, then 4 KiB.
+//! ## Config
+//! `kind = "thp"`, `max = "2m" | "1g"` (default "2m")
+//! ## Stats
+//! `physmem.pages_2m`, `physmem.pages_1g`, `physmem.large_fallbacks`.
+
+use serde::{Deserialize, Serialize};
+
+use super::PageSizePolicy;
+use crate::addr::PageSize;
+use crate::error::{Error, Result};
+use crate::registry::Mechanism;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Largest page size to try: "2m" or "1g".
+    #[serde(default = "d_max")]
+    pub max: PageSize,
+}
+fn d_max() -> PageSize {
+    PageSize::Size2M
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config { max: d_max() }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Thp {
+    sizes: Vec<PageSize>,
+}
+
+impl Mechanism for Thp {
+    const NAME: &'static str = "thp";
+    const SUMMARY: &'static str = "back untouched aligned 2 MiB (or 1 GiB) regions with large pages when a free block exists, else fall back";
+    type Config = Config;
+    type Ctx = ();
+    fn build(cfg: &Config, _: &()) -> Result<Self> {
+        let sizes = match cfg.max {
+            PageSize::Size2M => vec![PageSize::Size2M, PageSize::Size4K],
+            PageSize::Size1G => vec![PageSize::Size1G, PageSize::Size2M, PageSize::Size4K],
+            PageSize::Size4K => {
+                return Err(Error::config_allowed("physmem.page_size.max", "thp needs a large page size", &["2m", "1g"]))
+            }
+        };
+        Ok(Thp { sizes })
+    }
+}
+
+impl PageSizePolicy for Thp {
+    fn candidates(&self) -> &[PageSize] {
+        &self.sizes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_gig_tries_every_size_largest_first() {
+        let t = Thp::build(&Config { max: PageSize::Size1G }, &()).unwrap();
+        assert_eq!(t.candidates(), &[PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]);
+    }
+
+    #[test]
+    fn max_4k_is_rejected_with_key_path() {
+        let e = Thp::build(&Config { max: PageSize::Size4K }, &()).unwrap_err();
+        assert!(e.to_string().contains("physmem.page_size.max"));
+    }
+}

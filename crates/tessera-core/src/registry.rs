@@ -1,0 +1,210 @@
+//! The one list of mechanisms. Every family is a trait with named
+//! implementations; one line here registers a mechanism under the name used as
+//! its config `kind`, its file stem and its stats segment.
+//!
+//! `family!` expands each family into: the `AnyX` enum (static dispatch, no
+//! vtable on the hot path), the delegating trait impl, the name table used in
+//! error messages and `tessera list`, and `build`, which validates the
+//! mechanism's config section and constructs it.
+
+use crate::error::{Error, Result};
+use serde::{de::DeserializeOwned, Serialize};
+
+/// Construction side of a mechanism, kept apart from its hot-path trait.
+pub trait Mechanism: Sized {
+    /// Registry key == config `kind` == file stem == stats segment.
+    const NAME: &'static str;
+    /// One line for `tessera list`.
+    const SUMMARY: &'static str;
+    /// The mechanism's own config section (without `kind`), strict.
+    type Config: DeserializeOwned + Serialize + Default + Clone;
+    /// What the owner hands over at build time (geometry, seed, ...).
+    type Ctx;
+    fn build(cfg: &Self::Config, ctx: &Self::Ctx) -> Result<Self>;
+}
+
+/// A validated mechanism section: the registry name and its full parameter
+/// table (defaults filled in), as stored in the resolved config.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct MechanismSpec {
+    pub kind: String,
+    #[serde(flatten)]
+    pub params: toml::Table,
+}
+
+/// Validate `params` as `M::Config` at `path` and return it with defaults filled.
+pub fn check_params<M: Mechanism>(params: &toml::Table, path: &str) -> Result<toml::Table> {
+    let cfg: M::Config = parse_table(params, path)?;
+    match toml::Value::try_from(&cfg) {
+        Ok(toml::Value::Table(t)) => Ok(t),
+        Ok(_) => Ok(toml::Table::new()),
+        Err(e) => Err(Error::config(path, format!("cannot serialise config: {e}"))),
+    }
+}
+
+/// Deserialise a TOML table into `T`, reporting the full dotted path of any error.
+pub fn parse_table<T: DeserializeOwned>(table: &toml::Table, path: &str) -> Result<T> {
+    let value = toml::Value::Table(table.clone());
+    crate::config::deserialize_at(value, path)
+}
+
+/// Split a mechanism section (`"lru"` or `{ kind = "lru", ... }`) into kind and params.
+pub fn split_section(value: &toml::Value, path: &str, names: &[&str]) -> Result<(String, toml::Table)> {
+    match value {
+        toml::Value::String(s) => Ok((s.clone(), toml::Table::new())),
+        toml::Value::Table(t) => {
+            let mut t = t.clone();
+            match t.remove("kind") {
+                Some(toml::Value::String(s)) => Ok((s, t)),
+                Some(_) => Err(Error::config_allowed(format!("{path}.kind"), "must be a string", names)),
+                None => Err(Error::config_allowed(format!("{path}.kind"), "missing mechanism name", names)),
+            }
+        }
+        _ => Err(Error::config_allowed(path, "must be a name or a table with `kind`", names)),
+    }
+}
+
+macro_rules! family {
+    (@method $any:ident, [$($v:ident),*], mut, $m:ident, ($($arg:ident : $argty:ty),*), $args:tt, ($($ret:ty)?)) => {
+        #[inline]
+        fn $m(&mut self, $($arg: $argty),*) $(-> $ret)? {
+            match self { $( $any::$v(x) => x.$m $args ),* }
+        }
+    };
+    (@method $any:ident, [$($v:ident),*], ref, $m:ident, ($($arg:ident : $argty:ty),*), $args:tt, ($($ret:ty)?)) => {
+        #[inline]
+        fn $m(&self, $($arg: $argty),*) $(-> $ret)? {
+            match self { $( $any::$v(x) => x.$m $args ),* }
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        family $trait_:path => $any:ident, ctx $ctx:ty, key $key:literal {
+            $( $name:literal => $variant:ident ( $ty:path ) ),* $(,)?
+        }
+        methods { $( $recv:ident fn $m:ident ( $($arg:ident : $argty:ty),* ) $(-> $ret:ty)? ; )* }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub enum $any { $( $variant($ty) ),* }
+
+        impl $any {
+            /// Registered names, in registration order.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+            /// One-line summaries, for `tessera list`.
+            pub const SUMMARIES: &'static [(&'static str, &'static str)] =
+                &[$( ($name, <$ty as $crate::registry::Mechanism>::SUMMARY) ),*];
+            /// Config key of this family (for docs).
+            pub const KEY: &'static str = $key;
+
+            /// Validate a section and return it resolved (defaults filled).
+            pub fn resolve(value: &toml::Value, path: &str) -> $crate::error::Result<$crate::registry::MechanismSpec> {
+                let (kind, params) = $crate::registry::split_section(value, path, Self::NAMES)?;
+                match kind.as_str() {
+                    $( $name => {
+                        let params = $crate::registry::check_params::<$ty>(&params, path)?;
+                        Ok($crate::registry::MechanismSpec { kind, params })
+                    } )*
+                    other => Err($crate::error::Error::config_allowed(
+                        format!("{path}.kind"),
+                        format!("unknown {} \"{}\"", $key, other),
+                        Self::NAMES,
+                    )),
+                }
+            }
+
+            /// Build the mechanism named by a resolved spec.
+            pub fn build(spec: &$crate::registry::MechanismSpec, ctx: &$ctx, path: &str) -> $crate::error::Result<Self> {
+                match spec.kind.as_str() {
+                    $( $name => {
+                        debug_assert_eq!(<$ty as $crate::registry::Mechanism>::NAME, $name);
+                        let cfg = $crate::registry::parse_table::<<$ty as $crate::registry::Mechanism>::Config>(&spec.params, path)?;
+                        Ok($any::$variant(<$ty as $crate::registry::Mechanism>::build(&cfg, ctx)?))
+                    } )*
+                    other => Err($crate::error::Error::config_allowed(
+                        format!("{path}.kind"),
+                        format!("unknown {} \"{}\"", $key, other),
+                        Self::NAMES,
+                    )),
+                }
+            }
+
+            /// The registry name of the built mechanism.
+            pub fn name(&self) -> &'static str {
+                match self { $( $any::$variant(_) => $name ),* }
+            }
+        }
+
+        family!(@impl $trait_, $any, [$($variant),*], $( ($recv, $m, ($($arg : $argty),*), ($($arg),*), ($($ret)?)) )*);
+    };
+    (@impl $trait_:path, $any:ident, $vars:tt, $( ($recv:ident, $m:ident, $params:tt, $args:tt, $ret:tt) )*) => {
+        impl $trait_ for $any {
+            $( family!(@method $any, $vars, $recv, $m, $params, $args, $ret); )*
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------
+// The registry. One line per mechanism.
+// ---------------------------------------------------------------------------
+
+family! {
+    /// Replacement policy of a set-associative structure (`replacement`).
+    family crate::replacement::Replacement => AnyReplacement, ctx crate::replacement::Geometry, key "replacement" {
+        "lru" => Lru(crate::replacement::lru::Lru),
+        "random" => Random(crate::replacement::random::Random),
+    }
+    methods {
+        mut fn on_hit(set: u32, way: u32);
+        mut fn on_fill(set: u32, way: u32);
+        mut fn on_invalidate(set: u32, way: u32);
+        mut fn victim(set: u32) -> u32;
+    }
+}
+
+family! {
+    /// Physical frame allocator (`physmem.allocator`).
+    family crate::physmem::allocator::FrameAllocator => AnyAllocator, ctx crate::physmem::allocator::AllocCtx, key "allocator" {
+        "buddy" => Buddy(crate::physmem::allocator::buddy::Buddy),
+    }
+    methods {
+        mut fn alloc(order: u32) -> Option<crate::addr::Pfn>;
+        mut fn free(pfn: crate::addr::Pfn, order: u32);
+        ref fn free_frames() -> u64;
+        ref fn largest_free_order() -> Option<u32>;
+        ref fn check_invariants() -> std::result::Result<(), String>;
+    }
+}
+
+family! {
+    /// Page-size policy: which page size backs a first touch (`physmem.page_size`).
+    family crate::page_size::PageSizePolicy => AnyPageSizePolicy, ctx (), key "page_size" {
+        "base_only" => BaseOnly(crate::page_size::base_only::BaseOnly),
+        "thp" => Thp(crate::page_size::thp::Thp),
+    }
+    methods {
+        ref fn candidates() -> &[crate::addr::PageSize];
+    }
+}
+
+family! {
+    /// Data prefetcher attached to one cache level (`cache.<level>.prefetcher`).
+    family crate::cache::prefetch::Prefetcher => AnyPrefetcher, ctx (), key "prefetcher" {
+        "none" => NoPrefetch(crate::cache::prefetch::none::NoPrefetch),
+        "next_line" => NextLine(crate::cache::prefetch::next_line::NextLine),
+        "stride" => Stride(crate::cache::prefetch::stride::Stride),
+    }
+    methods {
+        mut fn on_access(line_addr: u64, hit: bool, out: &mut crate::cache::prefetch::PrefetchBuf);
+    }
+}
+
+/// Every family with its config key and its mechanisms' summaries.
+pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
+    vec![
+        (AnyReplacement::KEY, AnyReplacement::SUMMARIES),
+        (AnyAllocator::KEY, AnyAllocator::SUMMARIES),
+        (AnyPageSizePolicy::KEY, AnyPageSizePolicy::SUMMARIES),
+        (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
+    ]
+}
