@@ -1,2 +1,292 @@
-//! (being written)
-pub struct Machine;
+//! A machine: one core's MMU (TLB hierarchy, walker, PSCs), its page tables in
+//! simulated physical memory, the OS's first-touch fault handler with a
+//! page-size policy, the data-cache hierarchy, and the interval timing model.
+//!
+//! ## Per access
+//! 1. Count instructions (`ins_gap`).
+//! 2. Translate: TLB levels of the access's side; on a miss of all levels, walk
+//!    (through the caches); a walk that faults lets the OS map the page (page
+//!    size chosen by `physmem.page_size`) and is retried. The translation fills
+//!    the TLBs. A store to a clean cached translation sets the PTE's dirty bit.
+//! 3. Data loads and stores access the cache hierarchy with the physical address.
+//! 4. Accesses crossing a 4 KiB page translate (and access) both pages.
+//!
+//! Instruction fetches are translated only when the machine has
+//! instruction-side TLB structures, and do not access the data caches.
+
+use crate::access::{AccessBatch, AccessKind};
+use crate::addr::{Asid, PageSize, Pfn};
+use crate::cache::{CacheHierarchy, Source};
+use crate::config::Spec;
+use crate::error::Result;
+use crate::page_size::PageSizePolicy;
+use crate::pagetable::PageTable;
+use crate::physmem::PhysMem;
+use crate::registry::AnyPageSizePolicy;
+use crate::stats::{derived, visit_prefixed, Collector, StatGroup, StatVisitor, Stats};
+use crate::timing::{CoreStats, IntervalModel};
+use crate::tlb::{Lookup, Mmu};
+use crate::walker::{WalkResult, Walker};
+
+crate::stat_group! {
+    pub struct OsStats {
+        faults: "faults", "first-touch page faults handled",
+        pages_4k: "pages", "4 KiB pages mapped",
+        pages_2m: "pages", "2 MiB pages mapped",
+        pages_1g: "pages", "1 GiB pages mapped",
+        large_fallbacks: "candidates", "larger page-size candidates skipped at a fault (region partly mapped, or no free block)",
+    }
+}
+
+pub struct Machine {
+    spec: Spec,
+    mmu: Mmu,
+    walker: Walker,
+    pt: PageTable,
+    mem: PhysMem,
+    caches: CacheHierarchy,
+    policy: AnyPageSizePolicy,
+    timing: IntervalModel,
+    translate_instr: bool,
+    core: CoreStats,
+    os: OsStats,
+}
+
+/// A translated page: its first frame and size.
+#[derive(Copy, Clone)]
+struct Translation {
+    pfn_base: u64,
+    size: PageSize,
+}
+
+impl Machine {
+    pub fn build(spec: &Spec, seed: u64) -> Result<Machine> {
+        let caches = CacheHierarchy::build(&spec.cache, crate::rng::sub_seed(seed, "cache"))?;
+        let names: Vec<&'static str> = caches.level_names().to_vec();
+        let walker = Walker::build(spec, &names, seed)?;
+        let mmu = Mmu::build(&spec.mmu, seed)?;
+        let mem = PhysMem::build(&spec.physmem, seed)?;
+        let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &(), "physmem.page_size")?;
+        let l1 = spec.cache.l1d.as_ref().map(|l| l.latency);
+        let timing = IntervalModel::new(&spec.timing, l1);
+        Ok(Machine {
+            translate_instr: mmu.translates_instr(),
+            spec: spec.clone(),
+            mmu,
+            walker,
+            pt: PageTable::new(spec.pagetable.levels),
+            mem,
+            caches,
+            policy,
+            timing,
+            core: CoreStats::default(),
+            os: OsStats::default(),
+        })
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Simulate one batch of accesses.
+    pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
+        let timed = self.timing.enabled;
+        for i in 0..batch.len() {
+            let va = batch.vaddr[i];
+            let asid = batch.asid[i];
+            let kind = batch.kind[i];
+            self.core.instructions += batch.ins_gap[i] as u64;
+            self.core.records += 1;
+            let size = batch.size[i].max(1) as u64;
+            let last = va.wrapping_add(size - 1);
+            let crosses = (va ^ last) >> 12 != 0;
+            if crosses {
+                self.core.page_crossings += 1;
+            }
+            match kind {
+                AccessKind::IFetch => {
+                    self.core.ifetches += 1;
+                    if self.translate_instr {
+                        self.translate(va, asid, false, true, timed)?;
+                        if crosses {
+                            self.translate(last & !0xfff, asid, false, true, timed)?;
+                        }
+                    }
+                }
+                AccessKind::Load | AccessKind::Store => {
+                    let write = kind == AccessKind::Store;
+                    if write {
+                        self.core.stores += 1;
+                    } else {
+                        self.core.loads += 1;
+                    }
+                    self.data_access(va, asid, write, timed)?;
+                    if crosses {
+                        self.data_access(last & !0xfff, asid, write, timed)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn data_access(&mut self, va: u64, asid: Asid, write: bool, timed: bool) -> Result<()> {
+        let t = self.translate(va, asid, write, false, timed)?;
+        let paddr = (t.pfn_base << 12) + (va & (t.size.bytes() - 1));
+        let served = self.caches.access(paddr, write, 0, Source::Data);
+        if timed {
+            self.core.data_stall_cycles += self.timing.data_stall(served);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn translate(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
+        match self.mmu.lookup(va, asid, instr) {
+            Lookup::Hit { pfn_base, size, dirty, latency, .. } => {
+                if timed {
+                    self.core.translation_stall_cycles += latency as u64;
+                }
+                if write && !dirty {
+                    self.set_dirty(va, asid, instr);
+                }
+                Ok(Translation { pfn_base, size })
+            }
+            Lookup::Miss { latency } => {
+                if timed {
+                    self.core.translation_stall_cycles += latency as u64;
+                }
+                self.walk(va, asid, write, instr, timed)
+            }
+        }
+    }
+
+    #[cold]
+    fn set_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
+        // Hardware re-walks (a locked RMW) to set D; modelled as a direct update of the leaf.
+        if let Some(addr) = self.pt.leaf_entry_addr(&self.mem, asid, va) {
+            let raw = self.mem.read_u64(addr);
+            if raw & crate::pagetable::x86_radix::DIRTY == 0 {
+                self.mem.write_u64(addr, raw | crate::pagetable::x86_radix::DIRTY);
+                self.walker.stats.dirty_updates += 1;
+            }
+        }
+        self.mmu.mark_dirty(va, asid, instr);
+    }
+
+    #[inline]
+    fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
+        for _attempt in 0..2 {
+            let root = self.pt.root(&mut self.mem, asid)?.0;
+            let (res, cycles) =
+                self.walker.walk(va, asid, root, write, instr, &mut self.mem, &mut self.caches, timed);
+            if timed {
+                self.core.translation_stall_cycles += cycles;
+            }
+            match res {
+                WalkResult::Translated { pfn_base, size, dirty } => {
+                    self.mmu.fill_walk(va, asid, instr, size, pfn_base, dirty);
+                    return Ok(Translation { pfn_base, size });
+                }
+                WalkResult::Fault { .. } => self.fault(va, asid)?,
+            }
+        }
+        unreachable!("a page mapped by the fault handler is found by the retried walk")
+    }
+
+    /// First-touch fault: choose a page size, allocate, map.
+    #[cold]
+    fn fault(&mut self, va: u64, asid: Asid) -> Result<()> {
+        self.os.faults += 1;
+        let candidates = self.policy.candidates();
+        for (k, &size) in candidates.iter().enumerate() {
+            let last = k + 1 == candidates.len();
+            if !last && !self.pt.region_unmapped(&self.mem, asid, va, size) {
+                self.os.large_fallbacks += 1;
+                continue;
+            }
+            let pfn: Pfn = if last {
+                self.mem.alloc(size.order(), "a data page")?
+            } else {
+                match self.mem.try_alloc(size.order()) {
+                    Some(p) => p,
+                    None => {
+                        self.os.large_fallbacks += 1;
+                        continue;
+                    }
+                }
+            };
+            self.pt.map(&mut self.mem, asid, va, size, pfn)?;
+            match size {
+                PageSize::Size4K => self.os.pages_4k += 1,
+                PageSize::Size2M => self.os.pages_2m += 1,
+                PageSize::Size1G => self.os.pages_1g += 1,
+            }
+            return Ok(());
+        }
+        unreachable!("the last page-size candidate always maps or errors")
+    }
+
+    /// Walk every counter into a sorted tree and compute the derived metrics.
+    pub fn stats(&self) -> Stats {
+        let mut core = self.core.clone();
+        self.timing.finish(&mut core);
+        let mut c = Collector::default();
+        self.visit_with(&core, &mut c);
+        let mut stats = c.stats;
+        derived::compute(&mut stats, &self.spec);
+        stats
+    }
+
+    fn visit_with(&self, core: &CoreStats, v: &mut dyn StatVisitor) {
+        visit_prefixed("core", core, v);
+        {
+            let mut p = crate::stats::Prefixed::new("mmu", v);
+            self.mmu.visit(&mut p);
+        }
+        {
+            let mut p = crate::stats::Prefixed::new("mmu.psc", v);
+            self.walker.visit_pscs(&mut p);
+        }
+        {
+            let mut p = crate::stats::Prefixed::new("walker", v);
+            self.walker.visit(&mut p);
+        }
+        visit_prefixed("os", &self.os, v);
+        {
+            let mut p = crate::stats::Prefixed::new("physmem", v);
+            self.mem.visit(&mut p);
+        }
+        {
+            let mut p = crate::stats::Prefixed::new("pagetable", v);
+            self.pt.visit(&mut p);
+        }
+        {
+            let mut p = crate::stats::Prefixed::new("cache", v);
+            self.caches.visit(&mut p);
+        }
+    }
+
+    /// Read access to components, for scenario tests and later mechanisms.
+    pub fn mmu(&self) -> &Mmu {
+        &self.mmu
+    }
+    pub fn page_table(&self) -> &PageTable {
+        &self.pt
+    }
+    pub fn physmem(&self) -> &PhysMem {
+        &self.mem
+    }
+}
+
+impl StatGroup for Machine {
+    fn visit(&self, v: &mut dyn StatVisitor) {
+        let mut core = self.core.clone();
+        self.timing.finish(&mut core);
+        self.visit_with(&core, v);
+    }
+}
+
+#[cfg(test)]
+mod tests;

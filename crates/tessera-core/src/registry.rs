@@ -25,7 +25,10 @@ pub trait Mechanism: Sized {
 
 /// A validated mechanism section: the registry name and its full parameter
 /// table (defaults filled in), as stored in the resolved config.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+///
+/// Written in TOML either as a bare name (`replacement = "lru"`) or as a table
+/// (`replacement = { kind = "random" }`); both deserialise to this.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MechanismSpec {
     pub kind: String,
     #[serde(flatten)]
@@ -172,6 +175,7 @@ family! {
         mut fn free(pfn: crate::addr::Pfn, order: u32);
         ref fn free_frames() -> u64;
         ref fn largest_free_order() -> Option<u32>;
+        mut fn reserve(pfn: crate::addr::Pfn) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
     }
 }
@@ -207,4 +211,16 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyPageSizePolicy::KEY, AnyPageSizePolicy::SUMMARIES),
         (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
     ]
+}
+
+impl<'de> serde::Deserialize<'de> for MechanismSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        match split_section(&value, "", &[]) {
+            Ok((kind, params)) => Ok(MechanismSpec { kind, params }),
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a mechanism name (e.g. \"lru\") or a table with a `kind` key",
+            )),
+        }
+    }
 }

@@ -1,1 +1,123 @@
+//! `tessera._core`: the PyO3 skin over `tessera-core`.
+//!
+//! - [`run`]: the GIL-releasing entry points (`simulate`, `bench`), with
+//!   progress reports and Ctrl-C checks.
+//! - [`errors`]: the one map from core errors to the Python exception hierarchy.
+//! - [`convert`]: moving values across the boundary.
+//!
+//! Everything here forwards to the core; no simulation logic and no config
+//! defaults live in the binding. The Python package (`python/tessera`) wraps
+//! these functions in the user-facing API and the `tessera` command.
 
+mod convert;
+mod errors;
+mod run;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use tessera_core::config::{self, spec::ByteSize};
+use tessera_core::stream::synthetic::SyntheticSpec;
+use tessera_core::trace::Format;
+
+use crate::errors::IntoPyResult;
+
+/// Shipped presets as `(name, summary, toml)` tuples.
+#[pyfunction]
+fn presets() -> Vec<(&'static str, &'static str, &'static str)> {
+    config::presets().iter().map(|p| (p.name, p.summary, p.toml)).collect()
+}
+
+/// Load a config (preset, file or TOML text), apply `key=value` overrides,
+/// validate it, and return the resolved machine as TOML.
+#[pyfunction]
+#[pyo3(signature = (config_kind, config_value, overrides=Vec::new()))]
+fn resolve_config(py: Python<'_>, config_kind: &str, config_value: String, overrides: Vec<String>) -> PyResult<String> {
+    let source = convert::config_source(config_kind, config_value)?;
+    Ok(config::load(&source, &overrides).py_err(py)?.to_toml())
+}
+
+/// Every stat of the machine as `{name: (unit, description)}`.
+#[pyfunction]
+#[pyo3(signature = (config_kind, config_value, overrides=Vec::new()))]
+fn stat_docs(
+    py: Python<'_>,
+    config_kind: &str,
+    config_value: String,
+    overrides: Vec<String>,
+) -> PyResult<BTreeMap<String, (&'static str, &'static str)>> {
+    let source = convert::config_source(config_kind, config_value)?;
+    let spec = config::load(&source, &overrides).py_err(py)?;
+    let stats = tessera_core::stats::derived::stat_docs(&spec).py_err(py)?;
+    Ok(stats.info.into_iter().map(|(k, i)| (k, (i.unit, i.desc))).collect())
+}
+
+/// Equation 1 of the scale-out MMU study: expected vs simulated cycles when
+/// going from `base` to `other`. Each side is a (counters, derived) pair.
+#[pyfunction]
+fn compare(
+    py: Python<'_>,
+    base_counters: BTreeMap<String, u64>,
+    base_derived: BTreeMap<String, f64>,
+    other_counters: BTreeMap<String, u64>,
+    other_derived: BTreeMap<String, f64>,
+) -> PyResult<PyObject> {
+    let base = convert::stats_from_py(base_counters, base_derived);
+    let other = convert::stats_from_py(other_counters, other_derived);
+    let comparison = tessera_core::stats::derived::compare(&base, &other);
+    convert::to_python(py, &comparison)
+}
+
+/// Header and summary of a trace file, as a dict.
+#[pyfunction]
+fn trace_info(py: Python<'_>, path: PathBuf) -> PyResult<PyObject> {
+    let info = py.allow_threads(|| tessera_core::trace::info(&path)).py_err(py)?;
+    convert::to_python(py, &info)
+}
+
+/// Convert a trace to `to` ("native" or "lackey"); returns the summary as a dict.
+#[pyfunction]
+fn trace_convert(py: Python<'_>, src: PathBuf, dst: PathBuf, to: &str) -> PyResult<PyObject> {
+    let format = Format::parse(to).py_err(py)?;
+    let summary = py.allow_threads(|| tessera_core::trace::convert(&src, &dst, format)).py_err(py)?;
+    convert::to_python(py, &summary)
+}
+
+/// Every mechanism family as `[(config key, [(name, summary), ...]), ...]`.
+#[pyfunction]
+fn registry() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    tessera_core::registry::families().into_iter().map(|(key, mechs)| (key, mechs.to_vec())).collect()
+}
+
+/// The core's default synthetic-stream parameters, as a dict.
+#[pyfunction]
+fn synthetic_defaults(py: Python<'_>) -> PyResult<PyObject> {
+    convert::to_python(py, &SyntheticSpec::default())
+}
+
+/// Parse a byte count such as "1GiB" or "4096" the way configs do.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    ByteSize::parse(text)
+        .ok_or_else(|| PyValueError::new_err(format!("invalid size {text:?}; use e.g. \"32KiB\", \"2MiB\", \"16GiB\"")))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add("__version__", tessera_core::VERSION)?;
+    m.add_function(wrap_pyfunction!(run::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(run::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_defaults, m)?)?;
+    Ok(())
+}

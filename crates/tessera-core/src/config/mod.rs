@@ -1,19 +1,412 @@
-//! Configuration (being written).
+//! Configuration: TOML machine descriptions, presets, overrides, and strict
+//! resolution into a validated [`Spec`].
+//!
+//! ```text
+//! preset / file / text ──► toml::Table ──(inherit, --set overrides)──► Spec (serde, deny_unknown_fields)
+//!                                                                      │ resolve(): geometry, contradictions,
+//!                                                                      ▼ mechanism sections via the registry
+//!                                                                    Spec (valid; written back with every result)
+//! ```
+//! Every error names the dotted key path and, where there is a closed set, the
+//! allowed values. A file may start from a preset with `inherit = "<preset>"`
+//! and override any subset of keys.
+
 pub mod spec;
+
+use std::path::PathBuf;
+
 pub use spec::Spec;
+
+use crate::addr::PageSize;
 use crate::error::{Error, Result};
-/// Deserialise `value` as `T`, reporting the dotted key path under `path` on error.
+use crate::registry::{AnyAllocator, AnyPageSizePolicy, AnyPrefetcher, AnyReplacement, MechanismSpec};
+use spec::{Side, Ways};
+
+/// A machine description shipped with Tessera.
+#[derive(Debug)]
+pub struct Preset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub toml: &'static str,
+}
+
+static PRESETS: &[Preset] = &[
+    Preset {
+        name: "sandy_bridge",
+        summary: "Xeon E3-1230 (Sandy Bridge) of the scale-out MMU study, Table I",
+        toml: include_str!("presets/sandy_bridge.toml"),
+    },
+    Preset {
+        name: "gtsm_ptlsim",
+        summary: "PTLsim machine of the GTSM superpage paper, Table 4 (MMU caches, walks enter at L2)",
+        toml: include_str!("presets/gtsm_ptlsim.toml"),
+    },
+    Preset {
+        name: "mosaic_gem5",
+        summary: "gem5 machine of the Mosaic Pages paper, Table 1a (1024-entry unified TLBs)",
+        toml: include_str!("presets/mosaic_gem5.toml"),
+    },
+    Preset {
+        name: "tlb_only",
+        summary: "two data-TLB levels, walks counted but not timed, no caches (the fast TLB-only model)",
+        toml: include_str!("presets/tlb_only.toml"),
+    },
+];
+
+pub fn presets() -> &'static [Preset] {
+    PRESETS
+}
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// Where a configuration comes from.
+#[derive(Clone, Debug)]
+pub enum ConfigSource {
+    Preset(String),
+    File(PathBuf),
+    Text(String),
+}
+
+/// Load, apply overrides, and resolve a machine description.
+pub fn load(source: &ConfigSource, overrides: &[String]) -> Result<Spec> {
+    let mut table = load_table(source, 0)?;
+    for o in overrides {
+        apply_override(&mut table, o)?;
+    }
+    resolve(table)
+}
+
+fn parse_toml(text: &str, origin: &str) -> Result<toml::Table> {
+    text.parse::<toml::Table>().map_err(|e| Error::config(origin, format!("invalid TOML: {}", e.message())))
+}
+
+fn load_table(source: &ConfigSource, depth: u32) -> Result<toml::Table> {
+    if depth > 8 {
+        return Err(Error::config("inherit", "inheritance chain deeper than 8 (a cycle?)"));
+    }
+    let table = match source {
+        ConfigSource::Preset(name) => {
+            let p = PRESETS.iter().find(|p| p.name == name).ok_or_else(|| Error::Config {
+                path: "preset".into(),
+                msg: format!("unknown preset \"{name}\""),
+                allowed: preset_names().iter().map(|s| s.to_string()).collect(),
+            })?;
+            parse_toml(p.toml, &format!("preset {name}"))?
+        }
+        ConfigSource::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display().to_string(), e))?;
+            parse_toml(&text, &path.display().to_string())?
+        }
+        ConfigSource::Text(text) => parse_toml(text, "config")?,
+    };
+    let mut table = table;
+    match table.remove("inherit") {
+        None => Ok(table),
+        Some(toml::Value::String(base)) => {
+            let mut merged = load_table(&ConfigSource::Preset(base), depth + 1)?;
+            merge(&mut merged, table);
+            Ok(merged)
+        }
+        Some(_) => Err(Error::config_allowed("inherit", "must be a preset name", &preset_names())),
+    }
+}
+
+/// Deep-merge `over` into `base` (tables merge key by key; anything else replaces).
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Apply one `dotted.key=value` override. The value is parsed as TOML; if that
+/// fails it is taken as a string (so `--set physmem.page_size=thp` works).
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
+    let (key, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| Error::config(assignment, "override must look like dotted.key=value"))?;
+    let key = key.trim();
+    let raw = raw.trim();
+    if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
+        return Err(Error::config(key, "override key must be a dotted path like mmu.tlb.l2_tlb.entries"));
+    }
+    let value = match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.to_string())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        // Setting a sub-key of a mechanism given by name (`replacement = "lru"`) turns it into a table.
+        if let toml::Value::String(name) = entry {
+            let mut t = toml::Table::new();
+            t.insert("kind".into(), toml::Value::String(name.clone()));
+            *entry = toml::Value::Table(t);
+        }
+        cur = match entry {
+            toml::Value::Table(t) => t,
+            _ => {
+                return Err(Error::config(
+                    parts[..=i].join("."),
+                    "is a value, not a section; cannot set a key inside it",
+                ))
+            }
+        };
+    }
+    let last = parts[parts.len() - 1];
+    // Overriding a mechanism's `kind` drops the old mechanism's parameters.
+    if last == "kind" {
+        cur.retain(|k, _| k == "kind");
+    }
+    if let (Some(toml::Value::Table(_)), toml::Value::String(name)) = (cur.get(last), &value) {
+        // `--set physmem.page_size=thp` replaces a mechanism section by name.
+        let mut t = toml::Table::new();
+        t.insert("kind".into(), toml::Value::String(name.clone()));
+        cur.insert(last.to_string(), toml::Value::Table(t));
+        return Ok(());
+    }
+    cur.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// Deserialise `value` as `T`, reporting the dotted key path (under `path`) on error.
 pub fn deserialize_at<T: serde::de::DeserializeOwned>(value: toml::Value, path: &str) -> Result<T> {
-    let r: std::result::Result<T, serde_path_to_error::Error<toml::de::Error>> = serde_path_to_error::deserialize(value.into_deserializer_compat());
+    let r: std::result::Result<T, serde_path_to_error::Error<toml::de::Error>> = serde_path_to_error::deserialize(value);
     r.map_err(|e| {
         let inner = e.path().to_string();
-        let full = match (path.is_empty(), inner == "." || inner.is_empty()) {
-            (true, _) => inner,
-            (false, true) => path.to_string(),
+        let inner = if inner == "." { String::new() } else { inner };
+        let full = match (path.is_empty(), inner.is_empty()) {
+            (_, true) => path.to_string(),
+            (true, false) => inner,
             (false, false) => format!("{path}.{inner}"),
         };
-        Error::config(full, e.into_inner().to_string())
+        let msg = e.into_inner().message().to_string();
+        Error::config(if full.is_empty() { "<root>".to_string() } else { full }, msg)
     })
 }
-trait Compat { fn into_deserializer_compat(self) -> toml::Value; }
-impl Compat for toml::Value { fn into_deserializer_compat(self) -> toml::Value { self } }
+
+fn is_pow2(x: u64) -> bool {
+    x != 0 && x & (x - 1) == 0
+}
+
+/// Check a `entries × ways` geometry; returns (sets, ways).
+fn geometry(path: &str, entries: u32, ways: Ways) -> Result<(u32, u32)> {
+    if entries == 0 {
+        return Err(Error::config(format!("{path}.entries"), "must be at least 1"));
+    }
+    let w = ways.resolve(entries);
+    if w == 0 {
+        return Err(Error::config(format!("{path}.ways"), "must be at least 1"));
+    }
+    if entries % w != 0 {
+        return Err(Error::config(
+            format!("{path}.ways"),
+            format!("{entries} entries are not divisible by {w} ways"),
+        ));
+    }
+    let sets = entries / w;
+    if !is_pow2(sets as u64) {
+        return Err(Error::config(
+            format!("{path}.entries"),
+            format!("{entries} entries / {w} ways = {sets} sets, which is not a power of two"),
+        ));
+    }
+    Ok((sets, w))
+}
+
+fn resolve_mech(
+    m: &mut MechanismSpec,
+    path: &str,
+    f: fn(&toml::Value, &str) -> Result<MechanismSpec>,
+) -> Result<()> {
+    let mut t = m.params.clone();
+    t.insert("kind".into(), toml::Value::String(m.kind.clone()));
+    *m = f(&toml::Value::Table(t), path)?;
+    Ok(())
+}
+
+pub const PSC_NAMES: [&str; 4] = ["pml5e", "pml4e", "pdpte", "pde"];
+pub const ENTRY_LEVELS: [&str; 4] = ["l1d", "l2", "llc", "dram"];
+
+/// Strict resolution: deserialise, then check geometry and contradictions.
+pub fn resolve(table: toml::Table) -> Result<Spec> {
+    let mut spec: Spec = deserialize_at(toml::Value::Table(table), "")?;
+
+    // Page table.
+    if spec.pagetable.format != "x86_radix" {
+        return Err(Error::config_allowed("pagetable.format", format!("unknown format \"{}\"", spec.pagetable.format), &["x86_radix"]));
+    }
+    if !(spec.pagetable.levels == 4 || spec.pagetable.levels == 5) {
+        return Err(Error::config_allowed("pagetable.levels", format!("{} levels is not an x86-64 radix depth", spec.pagetable.levels), &["4", "5"]));
+    }
+
+    // Physical memory and its mechanisms.
+    let cap = spec.physmem.capacity.0;
+    if cap % 4096 != 0 || cap < (2 << 20) {
+        return Err(Error::config("physmem.capacity", format!("{cap} bytes: must be a multiple of 4KiB and at least 2MiB")));
+    }
+    if !(0.0..=1.0).contains(&spec.physmem.fragmentation) {
+        return Err(Error::config("physmem.fragmentation", "must be a fraction between 0 and 1"));
+    }
+    resolve_mech(&mut spec.physmem.allocator, "physmem.allocator", AnyAllocator::resolve)?;
+    resolve_mech(&mut spec.physmem.page_size, "physmem.page_size", AnyPageSizePolicy::resolve)?;
+    let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &(), "physmem.page_size")?;
+    let produced: Vec<PageSize> = crate::page_size::PageSizePolicy::candidates(&policy).to_vec();
+
+    // TLB structures.
+    if spec.mmu.tlb.is_empty() {
+        return Err(Error::config("mmu.tlb", "a machine needs at least one TLB structure"));
+    }
+    for (name, t) in spec.mmu.tlb.iter_mut() {
+        let path = format!("mmu.tlb.{name}");
+        if t.level == 0 {
+            return Err(Error::config(format!("{path}.level"), "levels count from 1"));
+        }
+        if t.page_sizes.is_empty() {
+            return Err(Error::config_allowed(format!("{path}.page_sizes"), "must list at least one page size", &PageSize::NAMES));
+        }
+        let mut seen = t.page_sizes.clone();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != t.page_sizes.len() {
+            return Err(Error::config(format!("{path}.page_sizes"), "lists a page size twice"));
+        }
+        geometry(&path, t.entries, t.ways)?;
+        resolve_mech(&mut t.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+    }
+    for side in [Side::Data, Side::Instr] {
+        let mut levels: Vec<u32> = spec
+            .mmu
+            .tlb
+            .values()
+            .filter(|t| t.side == side || t.side == Side::Unified)
+            .map(|t| t.level)
+            .collect();
+        levels.sort();
+        levels.dedup();
+        let side_name = if side == Side::Data { "data" } else { "instr" };
+        if side == Side::Data && levels.is_empty() {
+            return Err(Error::config_allowed("mmu.tlb", "no structure translates data accesses", &["side = \"data\"", "side = \"unified\""]));
+        }
+        for (i, l) in levels.iter().enumerate() {
+            if *l != i as u32 + 1 {
+                return Err(Error::config(
+                    "mmu.tlb",
+                    format!("{side_name}-side TLB levels must be 1, 2, ... without gaps; found {levels:?}"),
+                ));
+            }
+        }
+        if !levels.is_empty() {
+            for ps in &produced {
+                let held = spec
+                    .mmu
+                    .tlb
+                    .values()
+                    .any(|t| (t.side == side || t.side == Side::Unified) && t.page_sizes.contains(ps));
+                if !held {
+                    return Err(Error::config(
+                        "physmem.page_size",
+                        format!(
+                            "the page-size policy can map {} pages but no {side_name}-side TLB structure holds them; add `{}` to some structure's page_sizes or lower the policy's max",
+                            ps.name(),
+                            ps.name()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    // Paging-structure caches.
+    for (name, p) in spec.mmu.psc.iter_mut() {
+        let path = format!("mmu.psc.{name}");
+        if !PSC_NAMES.contains(&name.as_str()) {
+            return Err(Error::config_allowed(path, "unknown paging-structure cache", &PSC_NAMES));
+        }
+        if name == "pml5e" && spec.pagetable.levels < 5 {
+            return Err(Error::config("mmu.psc.pml5e", "a PML5E cache needs pagetable.levels = 5"));
+        }
+        geometry(&path, p.entries, p.ways)?;
+        resolve_mech(&mut p.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+    }
+
+    // Data caches.
+    let mut line = None;
+    let names: Vec<&'static str> = spec.cache.levels().iter().map(|l| l.0).collect();
+    for name in names {
+        let lvl = match name {
+            "l1d" => spec.cache.l1d.as_mut(),
+            "l2" => spec.cache.l2.as_mut(),
+            _ => spec.cache.llc.as_mut(),
+        }
+        .expect("present level");
+        let path = format!("cache.{name}");
+        let l = lvl.line.0;
+        if l < 8 || !is_pow2(l) {
+            return Err(Error::config(format!("{path}.line"), format!("{l} bytes: must be a power of two of at least 8")));
+        }
+        if let Some(prev) = line {
+            if prev != l {
+                return Err(Error::config(format!("{path}.line"), format!("{l} bytes differs from the {prev}-byte line of the level above; all levels must share one line size")));
+            }
+        }
+        line = Some(l);
+        let size = lvl.size.0;
+        let lines = size / l;
+        if size == 0 || size % l != 0 || lines > u32::MAX as u64 {
+            return Err(Error::config(format!("{path}.size"), format!("{size} bytes is not a whole number of {l}-byte lines")));
+        }
+        geometry(&path, lines as u32, lvl.ways).map_err(|e| match e {
+            Error::Config { path: p, msg, allowed } => Error::Config {
+                path: p.replace(".entries", ".size"),
+                msg: format!("{msg} ({size} bytes / {l}-byte lines)"),
+                allowed,
+            },
+            other => other,
+        })?;
+        resolve_mech(&mut lvl.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+        resolve_mech(&mut lvl.prefetcher, &format!("{path}.prefetcher"), AnyPrefetcher::resolve)?;
+    }
+    let entry = spec.walker.entry_level.as_str();
+    if !ENTRY_LEVELS.contains(&entry) {
+        return Err(Error::config_allowed("walker.entry_level", format!("unknown level \"{entry}\""), &ENTRY_LEVELS));
+    }
+    if entry != "dram" && !spec.cache.levels().iter().any(|l| l.0 == entry) {
+        let mut present: Vec<&str> = spec.cache.levels().iter().map(|l| l.0).collect();
+        present.push("dram");
+        return Err(Error::config_allowed("walker.entry_level", format!("cache level \"{entry}\" is not configured"), &present));
+    }
+
+    // Timing.
+    if !(spec.timing.base_cpi > 0.0 && spec.timing.base_cpi.is_finite()) {
+        return Err(Error::config("timing.base_cpi", "must be a positive number"));
+    }
+    if !(spec.timing.frequency_ghz > 0.0 && spec.timing.frequency_ghz.is_finite()) {
+        return Err(Error::config("timing.frequency_ghz", "must be a positive number"));
+    }
+    Ok(spec)
+}
+
+impl Spec {
+    /// The resolved config as TOML (every default written out).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a resolved spec always serialises")
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a resolved spec always serialises")
+    }
+    /// Stable 64-bit identity of the resolved config (for result stores).
+    pub fn hash(&self) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(self.to_toml().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -157,8 +157,10 @@ pub enum FillPolicy {
     /// A walk (or a lower-level hit) fills every level above that holds the page size.
     #[default]
     AllLevels,
-    /// Only the first level is filled; lower levels are filled only by their own misses.
-    FirstLevel,
+    /// Mostly exclusive: a walk fills level 1 only; entries evicted from level n
+    /// move to level n+1 (if it holds their page size); a hit at level n > 1
+    /// moves the entry up to level 1.
+    Victim,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]

@@ -1,31 +1,434 @@
-//! SKELETON — to be replaced by the memory helper.
-pub mod allocator;
-use crate::addr::Pfn;
-use crate::config::spec::PhysMemSpec;
-use crate::error::Result;
-use crate::stats::StatVisitor;
+//! Simulated physical memory: a frame allocator plus backing storage for
+//! page-table frames.
+//!
+//! ## What it models
+//! `capacity` bytes of DRAM as 4 KiB frames handed out by the allocator named in
+//! `physmem.allocator`. Data frames are only numbers (the simulator never needs
+//! their contents); frames allocated with [`PhysMem::alloc_table_frame`] get
+//! 4 KiB of host storage so page-table entries are real bits that the walker
+//! reads and writes with [`PhysMem::read_u64`] / [`PhysMem::write_u64`].
+//!
+//! Storage is found without hashing, through a two-level directory:
+//! `dir[pfn >> 9]` names a chunk of 512 slot numbers, and the slot names a
+//! 4 KiB node in one flat vector. Chunk 0 and slot 0 are permanent all-zero
+//! sentinels, so a read is three dependent loads and no branches, and a frame
+//! without storage reads as 0.
+//!
+//! Pre-fragmentation: before the run, `round(fragmentation × whole 2 MiB blocks)`
+//! distinct 2 MiB blocks are chosen at random (seeded, component name
+//! `physmem.fragmentation`) and one random 4 KiB frame in each is reserved
+//! forever, so none of those blocks can be handed out as a 2 MiB or 1 GiB page.
+//! ## Paper
+//! Fragmentation knob as in the THP and GTSM evaluations (fraction of 2 MiB
+//! regions that are not free as a whole).
+//! ## Choices where the papers are silent
+//! - A pinned frame is placed uniformly inside its 2 MiB block, and the blocks
+//!   are sampled uniformly without replacement.
+//! - A trailing partial 2 MiB block (capacity not a multiple of 2 MiB) is never
+//!   pinned.
+//! - Capacity is limited to 4 TiB so the allocator's bitmaps stay small on the host.
+//! - Freeing a table frame drops its storage; a later table frame is zeroed.
+//! ## Config
+//! `physmem.capacity` (multiple of 4 KiB, 2 MiB .. 4 TiB),
+//! `physmem.fragmentation` (0.0 ..= 1.0), `physmem.allocator = { kind = ... }`.
+//! ## Stats
+//! `physmem.capacity_frames`, `physmem.free_frames`, `physmem.allocated_frames`,
+//! `physmem.table_frames`, `physmem.pinned_frames`, and the allocator's own
+//! counters under `physmem.allocator.<kind>.*` (e.g. `physmem.allocator.buddy.splits`).
 
-#[derive(Clone, Debug)]
-pub struct PhysMem { capacity_frames: u64 }
+pub mod allocator;
+
+use std::fmt;
+
+use rand::Rng;
+
+use crate::addr::{Pfn, BASE_PAGE, BASE_SHIFT};
+use crate::config::spec::PhysMemSpec;
+use crate::error::{Error, Result};
+use crate::stat_group;
+use crate::stats::{visit_prefixed, StatGroup, StatVisitor};
+use allocator::{AllocCtx, AnyAllocator, FrameAllocator};
+
+/// Frames per 2 MiB block.
+const FRAMES_2M: u64 = 512;
+/// Frames per directory chunk (and words per node): both 512.
+const CHUNK_SHIFT: u32 = 9;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+/// Largest accepted capacity.
+pub const MAX_CAPACITY: u64 = 4 << 40;
+
+stat_group! {
+    /// Occupancy of simulated physical memory at the end of the run.
+    pub struct PhysMemStats {
+        capacity_frames: "frames", "4 KiB frames of simulated physical memory",
+        free_frames: "frames", "frames free in the allocator",
+        allocated_frames: "frames", "frames handed out (data and page-table frames, excluding pinned)",
+        table_frames: "frames", "frames holding page-table nodes",
+        pinned_frames: "frames", "frames reserved forever by pre-fragmentation",
+    }
+}
+
+#[derive(Clone)]
+pub struct PhysMem {
+    alloc: AnyAllocator,
+    capacity_frames: u64,
+    /// `dir[pfn >> 9]`: index into `chunks` (0 = the all-zero sentinel chunk).
+    dir: Vec<u32>,
+    /// Slot number per frame of a 512-frame chunk (0 = no storage).
+    chunks: Vec<[u32; CHUNK]>,
+    /// Node storage; `nodes[0]` is the all-zero sentinel and is never written.
+    nodes: Vec<[u64; CHUNK]>,
+    /// Released node slots, reused before growing `nodes`.
+    spare_slots: Vec<u32>,
+    table_frames: u64,
+    pinned_frames: u64,
+}
+
+impl fmt::Debug for PhysMem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PhysMem")
+            .field("allocator", &self.alloc)
+            .field("capacity_frames", &self.capacity_frames)
+            .field("table_frames", &self.table_frames)
+            .field("pinned_frames", &self.pinned_frames)
+            .finish()
+    }
+}
 
 impl PhysMem {
     /// Build the allocator named by `spec.allocator` and apply `spec.fragmentation`.
-    pub fn build(spec: &PhysMemSpec, seed: u64) -> Result<Self> { let _ = seed; Ok(PhysMem { capacity_frames: spec.capacity.0 >> 12 }) }
-    pub fn capacity_frames(&self) -> u64 { self.capacity_frames }
+    pub fn build(spec: &PhysMemSpec, seed: u64) -> Result<Self> {
+        let cap = spec.capacity.0;
+        if cap % BASE_PAGE != 0 || cap < FRAMES_2M * BASE_PAGE || cap > MAX_CAPACITY {
+            return Err(Error::config(
+                "physmem.capacity",
+                format!("must be a multiple of 4 KiB between 2 MiB and 4 TiB, got {cap} bytes"),
+            ));
+        }
+        let f = spec.fragmentation;
+        if !(0.0..=1.0).contains(&f) {
+            return Err(Error::config("physmem.fragmentation", format!("must be between 0.0 and 1.0, got {f}")));
+        }
+        let capacity_frames = cap >> BASE_SHIFT;
+        let alloc = AnyAllocator::build(&spec.allocator, &AllocCtx { capacity_frames }, "physmem.allocator")?;
+        let mut mem = PhysMem {
+            alloc,
+            capacity_frames,
+            dir: vec![0; capacity_frames.div_ceil(CHUNK as u64) as usize],
+            chunks: vec![[0; CHUNK]],
+            nodes: vec![[0; CHUNK]],
+            spare_slots: Vec::new(),
+            table_frames: 0,
+            pinned_frames: 0,
+        };
+        mem.fragment(f, seed);
+        Ok(mem)
+    }
+
+    /// Pin one random frame in each of `round(f × blocks)` random whole 2 MiB blocks.
+    fn fragment(&mut self, f: f64, seed: u64) {
+        let blocks = self.capacity_frames / FRAMES_2M;
+        let k = (f * blocks as f64).round() as u64;
+        if k == 0 {
+            return;
+        }
+        let mut rng = crate::rng::component_rng(seed, "physmem.fragmentation");
+        // Partial Fisher-Yates: the first k entries become a uniform sample without replacement.
+        let mut ids: Vec<u64> = (0..blocks).collect();
+        for i in 0..k as usize {
+            let j = rng.gen_range(i..ids.len());
+            ids.swap(i, j);
+        }
+        for &b in &ids[..k as usize] {
+            let pfn = Pfn(b * FRAMES_2M + rng.gen_range(0..FRAMES_2M));
+            let ok = self.alloc.reserve(pfn);
+            debug_assert!(ok, "pinned frame {pfn:?} was not free");
+            self.pinned_frames += ok as u64;
+        }
+    }
+
+    pub fn capacity_frames(&self) -> u64 {
+        self.capacity_frames
+    }
+
+    /// Free 4 KiB frames in the allocator.
+    pub fn free_frames(&self) -> u64 {
+        self.alloc.free_frames()
+    }
+
+    /// Frames pinned by pre-fragmentation.
+    pub fn pinned_frames(&self) -> u64 {
+        self.pinned_frames
+    }
+
+    /// Frames currently holding page-table nodes.
+    pub fn table_frames(&self) -> u64 {
+        self.table_frames
+    }
+
+    /// The allocator (for inspection, e.g. `largest_free_order`).
+    pub fn allocator(&self) -> &AnyAllocator {
+        &self.alloc
+    }
+
+    fn out_of_memory(&self, order: u32, what: &str) -> Error {
+        Error::OutOfMemory {
+            what: what.to_string(),
+            requested_bytes: BASE_PAGE << order,
+            free_bytes: self.alloc.free_frames() * BASE_PAGE,
+            capacity_bytes: self.capacity_frames * BASE_PAGE,
+        }
+    }
+
     /// Allocate a block of 2^order frames, or `Error::OutOfMemory` naming `what`.
-    pub fn alloc(&mut self, order: u32, what: &str) -> Result<Pfn> { let _ = (order, what); Ok(Pfn(0)) }
+    pub fn alloc(&mut self, order: u32, what: &str) -> Result<Pfn> {
+        self.alloc.alloc(order).ok_or_else(|| self.out_of_memory(order, what))
+    }
+
     /// Allocate a block of 2^order frames if one is free.
-    pub fn try_alloc(&mut self, order: u32) -> Option<Pfn> { let _ = order; None }
-    pub fn free(&mut self, pfn: Pfn, order: u32) { let _ = (pfn, order); }
+    #[inline]
+    pub fn try_alloc(&mut self, order: u32) -> Option<Pfn> {
+        self.alloc.alloc(order)
+    }
+
+    /// Return a block (or a sub-block of an allocated block) to the allocator.
+    /// Table frames inside it lose their storage.
+    pub fn free(&mut self, pfn: Pfn, order: u32) {
+        if self.table_frames != 0 {
+            self.drop_storage(pfn.0, pfn.0 + (1u64 << order));
+        }
+        self.alloc.free(pfn, order);
+    }
+
+    fn drop_storage(&mut self, start: u64, end: u64) {
+        let mut pfn = start;
+        while pfn < end {
+            let d = (pfn >> CHUNK_SHIFT) as usize;
+            let chunk_end = ((d as u64 + 1) << CHUNK_SHIFT).min(end);
+            let c = self.dir[d] as usize;
+            if c != 0 {
+                for p in pfn..chunk_end {
+                    let slot = &mut self.chunks[c][(p as usize) & (CHUNK - 1)];
+                    if *slot != 0 {
+                        self.spare_slots.push(*slot);
+                        *slot = 0;
+                        self.table_frames -= 1;
+                    }
+                }
+            }
+            pfn = chunk_end;
+        }
+    }
+
     /// Allocate one zeroed 4 KiB frame with backing storage, for a page-table node.
-    pub fn alloc_table_frame(&mut self) -> Result<Pfn> { Ok(Pfn(0)) }
+    pub fn alloc_table_frame(&mut self) -> Result<Pfn> {
+        let pfn = self.alloc(0, "page-table node")?;
+        let d = (pfn.0 >> CHUNK_SHIFT) as usize;
+        if self.dir[d] == 0 {
+            self.dir[d] = self.chunks.len() as u32;
+            self.chunks.push([0; CHUNK]);
+        }
+        let slot = match self.spare_slots.pop() {
+            Some(s) => {
+                self.nodes[s as usize] = [0; CHUNK];
+                s
+            }
+            None => {
+                self.nodes.push([0; CHUNK]);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.chunks[self.dir[d] as usize][(pfn.0 as usize) & (CHUNK - 1)] = slot;
+        self.table_frames += 1;
+        Ok(pfn)
+    }
+
+    /// Storage slot of frame `pfn` (0 = none).
+    #[inline]
+    fn slot(&self, pfn: u64) -> usize {
+        let c = self.dir.get((pfn >> CHUNK_SHIFT) as usize).copied().unwrap_or(0);
+        self.chunks[c as usize][(pfn as usize) & (CHUNK - 1)] as usize
+    }
+
+    /// Whether frame `pfn` has backing storage (is a page-table frame).
+    #[inline]
+    pub fn is_table_frame(&self, pfn: Pfn) -> bool {
+        self.slot(pfn.0) != 0
+    }
+
     /// Read the 8-byte word at physical address `paddr` (8-byte aligned). Frames without
     /// backing storage (data frames) read as 0.
     #[inline]
-    pub fn read_u64(&self, paddr: u64) -> u64 { let _ = paddr; 0 }
+    pub fn read_u64(&self, paddr: u64) -> u64 {
+        debug_assert!(paddr & 7 == 0, "unaligned read at {paddr:#x}");
+        self.nodes[self.slot(paddr >> BASE_SHIFT)][((paddr >> 3) as usize) & (CHUNK - 1)]
+    }
+
     /// Write the 8-byte word at `paddr`; `paddr` must lie in a table frame.
     #[inline]
-    pub fn write_u64(&mut self, paddr: u64, value: u64) { let _ = (paddr, value); }
+    pub fn write_u64(&mut self, paddr: u64, value: u64) {
+        debug_assert!(paddr & 7 == 0, "unaligned write at {paddr:#x}");
+        let slot = self.slot(paddr >> BASE_SHIFT);
+        debug_assert!(slot != 0, "write to {paddr:#x}, which is not in a page-table frame");
+        if slot != 0 {
+            self.nodes[slot][((paddr >> 3) as usize) & (CHUNK - 1)] = value;
+        }
+    }
+
     /// Stats under `physmem.*` (caller adds the prefix).
-    pub fn visit(&self, v: &mut dyn StatVisitor) { let _ = v; }
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        let free = self.alloc.free_frames();
+        PhysMemStats {
+            capacity_frames: self.capacity_frames,
+            free_frames: free,
+            allocated_frames: self.capacity_frames - free - self.pinned_frames,
+            table_frames: self.table_frames,
+            pinned_frames: self.pinned_frames,
+        }
+        .visit(v);
+        #[allow(unreachable_patterns)]
+        match &self.alloc {
+            AnyAllocator::Buddy(b) => visit_prefixed("allocator.buddy", b.stats(), v),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::spec::ByteSize;
+    use crate::registry::MechanismSpec;
+    use crate::stats::Collector;
+
+    fn spec(capacity: u64, fragmentation: f64) -> PhysMemSpec {
+        PhysMemSpec {
+            capacity: ByteSize(capacity),
+            allocator: MechanismSpec { kind: "buddy".into(), params: toml::Table::new() },
+            page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
+            fragmentation,
+        }
+    }
+
+    fn stats(m: &PhysMem) -> std::collections::BTreeMap<String, u64> {
+        let mut c = Collector::default();
+        m.visit(&mut c);
+        c.stats.counters
+    }
+
+    #[test]
+    fn bad_capacity_and_fragmentation_name_their_keys() {
+        for cap in [0, 1 << 20, (2 << 20) + 100, 8 << 40] {
+            let e = PhysMem::build(&spec(cap, 0.0), 1).unwrap_err();
+            assert!(matches!(&e, Error::Config { path, .. } if path == "physmem.capacity"), "{e}");
+        }
+        for f in [-0.1, 1.5, f64::NAN] {
+            let e = PhysMem::build(&spec(4 << 20, f), 1).unwrap_err();
+            assert!(matches!(&e, Error::Config { path, .. } if path == "physmem.fragmentation"), "{e}");
+        }
+        assert!(PhysMem::build(&spec((2 << 20) + 4096, 1.0), 1).is_ok());
+    }
+
+    #[test]
+    fn table_frames_read_back_what_was_written_and_data_frames_read_zero() {
+        let mut m = PhysMem::build(&spec(64 << 20, 0.0), 1).unwrap();
+        let data = m.alloc(0, "data").unwrap();
+        let t = m.alloc_table_frame().unwrap();
+        assert!(m.is_table_frame(t) && !m.is_table_frame(data));
+        for i in 0..512 {
+            assert_eq!(m.read_u64(t.addr() + i * 8), 0);
+        }
+        m.write_u64(t.addr() + 8 * 7, 0xdead_beef);
+        m.write_u64(t.addr() + 8 * 511, u64::MAX);
+        assert_eq!(m.read_u64(t.addr() + 8 * 7), 0xdead_beef);
+        assert_eq!(m.read_u64(t.addr() + 8 * 511), u64::MAX);
+        assert_eq!(m.read_u64(t.addr()), 0);
+        assert_eq!(m.read_u64(data.addr() + 8 * 7), 0);
+        assert_eq!(m.read_u64((m.capacity_frames() + 5) << 12), 0, "beyond capacity reads 0");
+        assert_eq!(m.table_frames(), 1);
+    }
+
+    #[test]
+    fn freed_table_frame_comes_back_zeroed() {
+        let mut m = PhysMem::build(&spec(4 << 20, 0.0), 1).unwrap();
+        let t = m.alloc_table_frame().unwrap();
+        m.write_u64(t.addr() + 16, 42);
+        m.free(t, 0);
+        assert_eq!(m.table_frames(), 0);
+        assert_eq!(m.read_u64(t.addr() + 16), 0);
+        let t2 = m.alloc_table_frame().unwrap();
+        assert_eq!(t2, t, "lowest frame is reused");
+        assert_eq!(m.read_u64(t2.addr() + 16), 0);
+        assert_eq!(m.table_frames(), 1);
+    }
+
+    #[test]
+    fn many_table_frames_keep_separate_contents() {
+        let mut m = PhysMem::build(&spec(16 << 20, 0.0), 3).unwrap();
+        let frames: Vec<Pfn> = (0..2000).map(|_| m.alloc_table_frame().unwrap()).collect();
+        for (i, f) in frames.iter().enumerate() {
+            m.write_u64(f.addr() + 8 * (i as u64 % 512), i as u64 + 1);
+        }
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(m.read_u64(f.addr() + 8 * (i as u64 % 512)), i as u64 + 1);
+        }
+    }
+
+    #[test]
+    fn out_of_memory_is_an_error_naming_the_request() {
+        let mut m = PhysMem::build(&spec(2 << 20, 0.0), 1).unwrap();
+        assert!(m.alloc(9, "data page").is_ok());
+        assert_eq!(m.try_alloc(0), None);
+        match m.alloc(0, "data page") {
+            Err(Error::OutOfMemory { what, requested_bytes, free_bytes, capacity_bytes }) => {
+                assert_eq!(what, "data page");
+                assert_eq!(requested_bytes, 4096);
+                assert_eq!(free_bytes, 0);
+                assert_eq!(capacity_bytes, 2 << 20);
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        assert!(matches!(m.alloc_table_frame(), Err(Error::OutOfMemory { .. })));
+    }
+
+    #[test]
+    fn full_fragmentation_leaves_no_2m_block() {
+        let mut m = PhysMem::build(&spec(64 << 20, 1.0), 7).unwrap();
+        assert_eq!(m.pinned_frames(), 32);
+        assert_eq!(m.free_frames(), 32 * 511);
+        assert_eq!(m.try_alloc(9), None);
+        assert!(m.allocator().largest_free_order().unwrap() < 9);
+        m.allocator().check_invariants().unwrap();
+    }
+
+    #[test]
+    fn fragmentation_pins_the_rounded_share_of_blocks_deterministically() {
+        let cap = (100u64 << 21) + (5 << 12); // 100 whole 2 MiB blocks plus a partial one
+        let a = PhysMem::build(&spec(cap, 0.255), 11).unwrap();
+        assert_eq!(a.pinned_frames(), 26);
+        let mut a2 = a.clone();
+        let mut b = PhysMem::build(&spec(cap, 0.255), 11).unwrap();
+        // Same seed: same free 2 MiB blocks, in the same order.
+        let take = |m: &mut PhysMem| std::iter::from_fn(|| m.try_alloc(9)).collect::<Vec<_>>();
+        let blocks_a = take(&mut a2);
+        assert_eq!(blocks_a, take(&mut b));
+        assert_eq!(blocks_a.len(), 74);
+        let mut c = PhysMem::build(&spec(cap, 0.255), 12).unwrap();
+        assert_ne!(blocks_a, take(&mut c), "another seed pins other blocks");
+    }
+
+    #[test]
+    fn stats_report_occupancy_and_buddy_counters() {
+        let mut m = PhysMem::build(&spec(4 << 20, 0.5), 1).unwrap();
+        m.alloc_table_frame().unwrap();
+        m.alloc(0, "data").unwrap();
+        let s = stats(&m);
+        assert_eq!(s["capacity_frames"], 1024);
+        assert_eq!(s["pinned_frames"], 1);
+        assert_eq!(s["table_frames"], 1);
+        assert_eq!(s["allocated_frames"], 2);
+        assert_eq!(s["free_frames"], 1024 - 3);
+        assert!(s["allocator.buddy.splits"] > 0);
+        assert!(s.contains_key("allocator.buddy.merges"));
+    }
 }

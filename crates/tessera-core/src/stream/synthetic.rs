@@ -1,18 +1,369 @@
-//! SKELETON — to be replaced by the traces helper.
+//! Synthetic access streams: the standard benchmark patterns.
+//!
+//! ## What it models
+//! Data accesses of 8 bytes, ASID 0, no instruction fetches, over a region of
+//! `footprint` bytes starting at [`BASE_VADDR`] (an mmap-like, 1 GiB-aligned
+//! address). Every record carries `ins_gap = ins_per_access` (the
+//! instruction-gap convention of [`crate::access`]), and is a `Store` with
+//! probability `store_fraction`, else a `Load`.
+//! - [`Pattern::Uniform`]: 8-byte-aligned addresses uniform over the footprint.
+//! - [`Pattern::Sequential`]: access `i` is at `base + (i·stride mod footprint)`.
+//! - [`Pattern::HotCold`]: with probability `hot_access_fraction` uniform over
+//!   the first `hot_footprint_fraction` of the footprint, else uniform over the
+//!   whole footprint.
+//!
+//! ## Choices where nothing is prescribed
+//! - Randomness comes from `crate::rng::component_rng(seed, "stream.synthetic")`,
+//!   so the stream depends only on the spec, not on batch sizes.
+//! - Per access: one 64-bit draw picks the address (`⌊r·n / 2^64⌋`, no rejection:
+//!   the bias is below n/2^64 ≤ 2^-27 for the largest allowed footprint) and one
+//!   more 64-bit draw gives two 32-bit decisions (store? hot?). Sequential uses
+//!   only the decision draw.
+//! - The footprint must be a multiple of 8 and at most 1 TiB (so addresses stay
+//!   below the 47-bit canonical limit); the stride a positive multiple of 8; the
+//!   hot region is `hot_footprint_fraction · footprint` rounded down to 8 bytes,
+//!   at least 8 bytes. Every access lies inside `[base, base + footprint)`.
+//!
+//! ## Config
+//! [`SyntheticSpec`]; `describe()` gives
+//! `synthetic:<pattern> accesses=… footprint=… seed=…`, followed by any
+//! parameter that differs from its default.
+
+use rand::RngCore;
+
 use super::AccessSource;
-use crate::access::AccessBatch;
-use crate::error::Result;
+use crate::access::{AccessBatch, AccessKind, BATCH_LEN};
+use crate::error::{Error, Result};
+use crate::rng::{component_rng, SimRng};
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Pattern { Uniform, Sequential, HotCold }
+/// Start of the synthetic region: an mmap-like, 1 GiB-aligned user address.
+pub const BASE_VADDR: u64 = 0x7f00_0000_0000;
+/// Largest footprint: keeps every address below 2^47.
+pub const MAX_FOOTPRINT: u64 = 1 << 40;
+/// Size of every synthetic access.
+pub const ACCESS_SIZE: u8 = 8;
 
-#[derive(Clone, Debug)]
-pub struct SyntheticSpec { pub pattern: Pattern, pub accesses: u64, pub footprint: u64, pub seed: u64 }
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Uniform,
+    Sequential,
+    #[serde(rename = "hotcold")]
+    HotCold,
+}
 
-pub struct Synthetic { spec: SyntheticSpec, done: u64 }
-impl Synthetic { pub fn new(spec: SyntheticSpec) -> Result<Self> { Ok(Synthetic { spec, done: 0 }) } }
+impl Pattern {
+    pub const NAMES: [&'static str; 3] = ["uniform", "sequential", "hotcold"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Uniform => "uniform",
+            Pattern::Sequential => "sequential",
+            Pattern::HotCold => "hotcold",
+        }
+    }
+
+    /// Parse "uniform", "sequential" or "hotcold".
+    pub fn parse(s: &str) -> Result<Pattern> {
+        match s {
+            "uniform" => Ok(Pattern::Uniform),
+            "sequential" => Ok(Pattern::Sequential),
+            "hotcold" => Ok(Pattern::HotCold),
+            _ => Err(Error::config_allowed(
+                "synthetic.pattern",
+                format!("unknown pattern \"{s}\""),
+                &Pattern::NAMES,
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Parameters of a synthetic stream.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SyntheticSpec {
+    pub pattern: Pattern,
+    /// Number of accesses (records) in the stream.
+    pub accesses: u64,
+    /// Bytes of the region accessed.
+    pub footprint: u64,
+    pub seed: u64,
+    /// Probability that an access is a store.
+    pub store_fraction: f64,
+    /// Instructions per access (the `ins_gap` of every record).
+    pub ins_per_access: u32,
+    /// HotCold: probability that an access goes to the hot region.
+    pub hot_access_fraction: f64,
+    /// HotCold: share of the footprint that is hot (at its start).
+    pub hot_footprint_fraction: f64,
+    /// Sequential: bytes between consecutive accesses.
+    pub stride: u64,
+}
+
+impl Default for SyntheticSpec {
+    /// Uniform, 10 M accesses over 256 MiB, seed 0, and the standard fractions.
+    fn default() -> Self {
+        SyntheticSpec {
+            pattern: Pattern::Uniform,
+            accesses: 10_000_000,
+            footprint: 256 << 20,
+            seed: 0,
+            store_fraction: 0.25,
+            ins_per_access: 3,
+            hot_access_fraction: 0.9,
+            hot_footprint_fraction: 0.1,
+            stride: 64,
+        }
+    }
+}
+
+impl SyntheticSpec {
+    pub fn new(pattern: Pattern, accesses: u64, footprint: u64, seed: u64) -> Self {
+        SyntheticSpec { pattern, accesses, footprint, seed, ..Default::default() }
+    }
+
+    /// Check the parameters; errors name the offending key.
+    pub fn validate(&self) -> Result<()> {
+        if self.footprint < 8 || self.footprint % 8 != 0 || self.footprint > MAX_FOOTPRINT {
+            return Err(Error::config(
+                "synthetic.footprint",
+                format!("footprint {} must be a multiple of 8 between 8 and 2^40 bytes", self.footprint),
+            ));
+        }
+        for (key, v) in [
+            ("synthetic.store_fraction", self.store_fraction),
+            ("synthetic.hot_access_fraction", self.hot_access_fraction),
+            ("synthetic.hot_footprint_fraction", self.hot_footprint_fraction),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(Error::config(key, format!("{v} is not a fraction between 0 and 1")));
+            }
+        }
+        if self.stride == 0 || self.stride % 8 != 0 {
+            return Err(Error::config(
+                "synthetic.stride",
+                format!("stride {} must be a positive multiple of 8", self.stride),
+            ));
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "synthetic:{} accesses={} footprint={} seed={}",
+            self.pattern, self.accesses, self.footprint, self.seed
+        );
+        let d = SyntheticSpec::default();
+        if self.store_fraction != d.store_fraction {
+            s += &format!(" store_fraction={}", self.store_fraction);
+        }
+        if self.ins_per_access != d.ins_per_access {
+            s += &format!(" ins_per_access={}", self.ins_per_access);
+        }
+        if self.pattern == Pattern::HotCold {
+            if self.hot_access_fraction != d.hot_access_fraction {
+                s += &format!(" hot_access_fraction={}", self.hot_access_fraction);
+            }
+            if self.hot_footprint_fraction != d.hot_footprint_fraction {
+                s += &format!(" hot_footprint_fraction={}", self.hot_footprint_fraction);
+            }
+        }
+        if self.pattern == Pattern::Sequential && self.stride != d.stride {
+            s += &format!(" stride={}", self.stride);
+        }
+        s
+    }
+}
+
+/// `p` as a threshold on a 32-bit draw: `draw < t` has probability `p`.
+fn threshold32(p: f64) -> u64 {
+    (p * 4294967296.0).round() as u64
+}
+
+/// `⌊r·n / 2^64⌋`: a draw mapped onto `0..n`.
+#[inline(always)]
+fn scale(r: u64, n: u64) -> u64 {
+    ((r as u128 * n as u128) >> 64) as u64
+}
+
+/// A synthetic stream; see the module doc.
+pub struct Synthetic {
+    spec: SyntheticSpec,
+    rng: SimRng,
+    done: u64,
+    /// 8-byte slots in the whole footprint and in the hot region.
+    slots: u64,
+    hot_slots: u64,
+    store_t: u64,
+    hot_t: u64,
+    /// Sequential: current offset and the stride reduced mod footprint.
+    seq_off: u64,
+    seq_step: u64,
+}
+
+impl Synthetic {
+    pub fn new(spec: SyntheticSpec) -> Result<Self> {
+        spec.validate()?;
+        let slots = spec.footprint / 8;
+        let hot_slots = (((spec.footprint as f64 * spec.hot_footprint_fraction) as u64) / 8).clamp(1, slots);
+        Ok(Synthetic {
+            rng: component_rng(spec.seed, "stream.synthetic"),
+            done: 0,
+            slots,
+            hot_slots,
+            store_t: threshold32(spec.store_fraction),
+            hot_t: threshold32(spec.hot_access_fraction),
+            seq_off: 0,
+            seq_step: spec.stride % spec.footprint,
+            spec,
+        })
+    }
+
+    pub fn spec(&self) -> &SyntheticSpec {
+        &self.spec
+    }
+
+    fn fill(&mut self, out: &mut AccessBatch, n: usize) {
+        let gap = self.spec.ins_per_access;
+        out.ins_gap.resize(n, gap);
+        out.size.resize(n, ACCESS_SIZE);
+        out.asid.resize(n, 0);
+        let rng = &mut self.rng;
+        match self.spec.pattern {
+            Pattern::Uniform => {
+                let (slots, store_t) = (self.slots, self.store_t);
+                for _ in 0..n {
+                    let a = BASE_VADDR + 8 * scale(rng.next_u64(), slots);
+                    let d = rng.next_u64();
+                    out.vaddr.push(a);
+                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                }
+            }
+            Pattern::HotCold => {
+                let (slots, hot_slots, store_t, hot_t) = (self.slots, self.hot_slots, self.store_t, self.hot_t);
+                for _ in 0..n {
+                    let r = rng.next_u64();
+                    let d = rng.next_u64();
+                    let range = if (d >> 32) < hot_t { hot_slots } else { slots };
+                    out.vaddr.push(BASE_VADDR + 8 * scale(r, range));
+                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                }
+            }
+            Pattern::Sequential => {
+                let (fp, step, store_t) = (self.spec.footprint, self.seq_step, self.store_t);
+                let mut off = self.seq_off;
+                for _ in 0..n {
+                    let d = rng.next_u64();
+                    out.vaddr.push(BASE_VADDR + off);
+                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                    off += step;
+                    if off >= fp {
+                        off -= fp;
+                    }
+                }
+                self.seq_off = off;
+            }
+        }
+    }
+}
+
 impl AccessSource for Synthetic {
-    fn next_batch(&mut self, out: &mut AccessBatch) -> Result<bool> { out.clear(); let _ = self.done; Ok(false) }
-    fn progress(&self) -> (u64, u64) { (self.done, self.spec.accesses) }
-    fn describe(&self) -> String { String::new() }
+    fn next_batch(&mut self, out: &mut AccessBatch) -> Result<bool> {
+        out.clear();
+        let mut cap = out.vaddr.capacity().min(out.kind.capacity());
+        if cap == 0 {
+            *out = AccessBatch::with_capacity(BATCH_LEN);
+            cap = BATCH_LEN;
+        }
+        let n = (self.spec.accesses - self.done).min(cap as u64) as usize;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.fill(out, n);
+        self.done += n as u64;
+        Ok(true)
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.done, self.spec.accesses)
+    }
+
+    fn describe(&self) -> String {
+        self.spec.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(spec: SyntheticSpec, cap: usize) -> AccessBatch {
+        let mut s = Synthetic::new(spec).unwrap();
+        let mut all = AccessBatch::default();
+        let mut b = AccessBatch::with_capacity(cap);
+        while s.next_batch(&mut b).unwrap() {
+            assert!(b.len() <= cap);
+            all.ins_gap.extend_from_slice(&b.ins_gap);
+            all.vaddr.extend_from_slice(&b.vaddr);
+            all.kind.extend_from_slice(&b.kind);
+            all.size.extend_from_slice(&b.size);
+            all.asid.extend_from_slice(&b.asid);
+        }
+        all
+    }
+
+    #[test]
+    fn stream_does_not_depend_on_batch_size() {
+        for p in [Pattern::Uniform, Pattern::Sequential, Pattern::HotCold] {
+            let spec = SyntheticSpec::new(p, 10_001, 1 << 20, 7);
+            let a = collect(spec.clone(), 8192);
+            let b = collect(spec, 97);
+            assert_eq!(a.vaddr, b.vaddr);
+            assert_eq!(a.kind, b.kind);
+            assert_eq!(a.len(), 10_001);
+        }
+    }
+
+    #[test]
+    fn sequential_wraps_at_footprint() {
+        let mut spec = SyntheticSpec::new(Pattern::Sequential, 10, 192, 1);
+        spec.stride = 64;
+        let a = collect(spec, 4);
+        let off: Vec<u64> = a.vaddr.iter().map(|v| v - BASE_VADDR).collect();
+        assert_eq!(off, vec![0, 64, 128, 0, 64, 128, 0, 64, 128, 0]);
+    }
+
+    #[test]
+    fn fractions_are_respected() {
+        let spec = SyntheticSpec::new(Pattern::HotCold, 200_000, 1 << 24, 3);
+        let hot_end = BASE_VADDR + (1 << 24) / 10;
+        let a = collect(spec, 8192);
+        let stores = a.kind.iter().filter(|&&k| k == AccessKind::Store).count() as f64 / 200_000.0;
+        let hot = a.vaddr.iter().filter(|&&v| v < hot_end).count() as f64 / 200_000.0;
+        // 0.9 hot draws + 0.1 cold draws that land in the hot tenth.
+        assert!((stores - 0.25).abs() < 0.01, "{stores}");
+        assert!((hot - 0.91).abs() < 0.01, "{hot}");
+    }
+
+    #[test]
+    fn bad_spec_names_the_key() {
+        let mut spec = SyntheticSpec::new(Pattern::Uniform, 1, 12, 0);
+        match Synthetic::new(spec.clone()) {
+            Err(Error::Config { path, .. }) => assert_eq!(path, "synthetic.footprint"),
+            _ => panic!(),
+        }
+        spec.footprint = 16;
+        spec.store_fraction = 1.5;
+        match Synthetic::new(spec) {
+            Err(Error::Config { path, .. }) => assert_eq!(path, "synthetic.store_fraction"),
+            _ => panic!(),
+        }
+        assert!(Pattern::parse("zipf").is_err());
+        assert_eq!(Pattern::parse("hotcold").unwrap(), Pattern::HotCold);
+    }
 }

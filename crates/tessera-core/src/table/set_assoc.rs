@@ -1,8 +1,101 @@
-//! SKELETON — to be replaced by the structures helper.
-use crate::replacement::AnyReplacement;
+//! A set-associative array of `(tag, data)` entries with a pluggable replacement policy.
+//!
+//! ## What it models
+//! The storage of every TLB level, paging-structure cache and data cache:
+//! `sets × ways` slots, each holding a full tag (or [`INVALID`]) and one `u64`
+//! of payload that the owner interprets (a frame number, line flags, ...).
+//! Slot numbers are `set * ways + way` and stay valid until the entry is
+//! evicted or invalidated.
+//!
+//! ## Semantics
+//! - `lookup` hit → `repl.on_hit`; a miss changes nothing.
+//! - `insert` of a present tag → data replaced, `repl.on_hit` (no eviction).
+//! - `insert` of a new tag → the lowest-numbered invalid way, then
+//!   `repl.on_fill`; if the set is full, `repl.victim(set)` names the way, its
+//!   old `(tag, data)` is returned, then `repl.on_fill`.
+//! - `invalidate`, `invalidate_where`, `flush` → `repl.on_invalidate` per removed entry.
+//!
+//! ## Choices
+//! - Callers pass the set index and a *full* tag (unique across sets, e.g. the
+//!   whole line or page number), so one global tag index works.
+//! - Up to [`INDEX_MIN_WAYS`] ways a lookup scans the set's tags (contiguous
+//!   `u64`s, one cache line for 8 ways). With more ways (fully associative
+//!   1024-entry TLBs) a linear scan would dominate, so an `FxHashMap<tag, slot>`
+//!   sized at build time plus a per-set occupancy bitmap keep lookup, fill and
+//!   invalidate O(1). The map never grows past its initial capacity, so the hot
+//!   path does not allocate either way.
+//! - Policies are held as [`AnyReplacement`] (enum dispatch, no `dyn`).
+//! - Checked against the slow model in [`crate::table::reference`] with proptest.
+//!
+//! ## Config
+//! None of its own: owners pass `sets`, `ways` and a built replacement policy.
+//!
+//! ## Stats
+//! None: owners count hits, misses and evictions in their own terms.
+
+use crate::replacement::{AnyReplacement, Replacement};
+use rustc_hash::FxHashMap;
 
 /// Tag value never used by a valid entry.
 pub const INVALID: u64 = u64::MAX;
+
+/// Associativity above which lookups go through a hash index instead of a scan.
+pub const INDEX_MIN_WAYS: u32 = 32;
+
+/// Tag index for highly associative arrays.
+#[derive(Clone, Debug)]
+struct Index {
+    /// Full tag → slot of every valid entry.
+    map: FxHashMap<u64, u32>,
+    /// Per set, `words` words of occupancy bits (bit `w` set = way `w` valid).
+    bits: Vec<u64>,
+    /// Per set, number of valid ways.
+    counts: Vec<u32>,
+    words: usize,
+}
+
+impl Index {
+    fn new(sets: u32, ways: u32) -> Self {
+        let words = (ways as usize).div_ceil(64);
+        let n = sets as usize * ways as usize;
+        let mut map = FxHashMap::default();
+        // Twice the entries: with tombstones from removals hashbrown then always
+        // rehashes in place instead of growing, so no allocation after build.
+        map.reserve(2 * n);
+        Index { map, bits: vec![0; sets as usize * words], counts: vec![0; sets as usize], words }
+    }
+
+    /// Lowest invalid way of `set`; only called when `counts[set] < ways`.
+    #[inline]
+    fn first_free(&self, set: usize) -> usize {
+        let row = &self.bits[set * self.words..(set + 1) * self.words];
+        for (i, &w) in row.iter().enumerate() {
+            if w != u64::MAX {
+                return i * 64 + (!w).trailing_zeros() as usize;
+            }
+        }
+        unreachable!("first_free on a full set")
+    }
+
+    #[inline]
+    fn mark(&mut self, set: usize, way: usize, valid: bool) {
+        let w = &mut self.bits[set * self.words + way / 64];
+        let bit = 1u64 << (way % 64);
+        if valid {
+            *w |= bit;
+            self.counts[set] += 1;
+        } else {
+            *w &= !bit;
+            self.counts[set] -= 1;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+        self.bits.fill(0);
+        self.counts.fill(0);
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
@@ -11,47 +104,316 @@ pub struct SetAssoc {
     tags: Vec<u64>,
     data: Vec<u64>,
     repl: AnyReplacement,
+    index: Option<Index>,
 }
 
 impl SetAssoc {
     /// `sets` is a power of two (checked by config resolution); `repl` built for `sets × ways`.
     pub fn new(sets: u32, ways: u32, repl: AnyReplacement) -> Self {
-        let n = (sets * ways) as usize;
-        SetAssoc { sets, ways, tags: vec![INVALID; n], data: vec![0; n], repl }
+        let n = sets as usize * ways as usize;
+        let index = (ways > INDEX_MIN_WAYS).then(|| Index::new(sets, ways));
+        SetAssoc { sets, ways, tags: vec![INVALID; n], data: vec![0; n], repl, index }
     }
-    pub fn sets(&self) -> u32 { self.sets }
-    pub fn ways(&self) -> u32 { self.ways }
+
+    #[inline]
+    pub fn sets(&self) -> u32 {
+        self.sets
+    }
+
+    #[inline]
+    pub fn ways(&self) -> u32 {
+        self.ways
+    }
+
+    /// Slot of `tag` in `set`, without side effects.
+    #[inline]
+    fn find(&self, set: u32, tag: u64) -> Option<usize> {
+        debug_assert!(set < self.sets, "set {set} out of range");
+        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        let ways = self.ways as usize;
+        let base = set as usize * ways;
+        match &self.index {
+            None => self.tags[base..base + ways].iter().position(|&t| t == tag).map(|w| base + w),
+            Some(ix) => {
+                let slot = *ix.map.get(&tag)? as usize;
+                // Tags are unique across sets; a slot outside `set` means the caller
+                // looked in the wrong set, which is a miss there.
+                (slot.wrapping_sub(base) < ways).then_some(slot)
+            }
+        }
+    }
+
     /// Look `tag` up in `set`; on a hit update replacement state and return the slot.
     #[inline]
     pub fn lookup(&mut self, set: u32, tag: u64) -> Option<usize> {
-        let _ = &mut self.repl;
-        let base = (set * self.ways) as usize;
-        (base..base + self.ways as usize).find(|&i| self.tags[i] == tag)
+        let slot = self.find(set, tag)?;
+        self.repl.on_hit(set, (slot - set as usize * self.ways as usize) as u32);
+        Some(slot)
     }
+
     /// Look up without touching replacement state.
+    #[inline]
     pub fn probe(&self, set: u32, tag: u64) -> Option<usize> {
-        let base = (set * self.ways) as usize;
-        (base..base + self.ways as usize).find(|&i| self.tags[i] == tag)
+        self.find(set, tag)
     }
+
     /// Install (tag, data) in `set`. If `tag` is present its data is replaced (counts as a hit
     /// for replacement). Otherwise the first invalid way is used, else the policy's victim.
     /// Returns the evicted (tag, data), if a valid entry was evicted.
+    #[inline]
     pub fn insert(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
-        let base = (set * self.ways) as usize;
-        self.tags[base] = tag;
-        self.data[base] = data;
-        None
+        debug_assert!(set < self.sets, "set {set} out of range");
+        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        let ways = self.ways as usize;
+        let base = set as usize * ways;
+        let free = match &self.index {
+            None => {
+                let mut free = None;
+                for (w, &t) in self.tags[base..base + ways].iter().enumerate() {
+                    if t == tag {
+                        self.data[base + w] = data;
+                        self.repl.on_hit(set, w as u32);
+                        return None;
+                    }
+                    if t == INVALID && free.is_none() {
+                        free = Some(w);
+                    }
+                }
+                free
+            }
+            Some(ix) => {
+                if let Some(&slot) = ix.map.get(&tag) {
+                    let w = (slot as usize).wrapping_sub(base);
+                    debug_assert!(w < ways, "tag {tag:#x} inserted in set {set} but held in another set");
+                    if w < ways {
+                        self.data[slot as usize] = data;
+                        self.repl.on_hit(set, w as u32);
+                        return None;
+                    }
+                }
+                (ix.counts[set as usize] < self.ways).then(|| ix.first_free(set as usize))
+            }
+        };
+        let (way, evicted) = match free {
+            Some(w) => {
+                if let Some(ix) = &mut self.index {
+                    ix.mark(set as usize, w, true);
+                }
+                (w, None)
+            }
+            None => {
+                let w = self.repl.victim(set) as usize;
+                debug_assert!(w < ways, "policy returned way {w} of {ways}");
+                let slot = base + w;
+                let old = (self.tags[slot], self.data[slot]);
+                if let Some(ix) = &mut self.index {
+                    ix.map.remove(&old.0);
+                }
+                (w, Some(old))
+            }
+        };
+        let slot = base + way;
+        self.tags[slot] = tag;
+        self.data[slot] = data;
+        if let Some(ix) = &mut self.index {
+            ix.map.insert(tag, slot as u32);
+        }
+        self.repl.on_fill(set, way as u32);
+        evicted
     }
+
     #[inline]
-    pub fn data(&self, slot: usize) -> u64 { self.data[slot] }
+    pub fn data(&self, slot: usize) -> u64 {
+        self.data[slot]
+    }
+
     #[inline]
-    pub fn data_mut(&mut self, slot: usize) -> &mut u64 { &mut self.data[slot] }
+    pub fn data_mut(&mut self, slot: usize) -> &mut u64 {
+        &mut self.data[slot]
+    }
+
+    /// Tag held in `slot` ([`INVALID`] if empty).
+    #[inline]
+    pub fn tag(&self, slot: usize) -> u64 {
+        self.tags[slot]
+    }
+
+    /// Remove the entry in `slot` (which must be valid) and return its (tag, data).
+    pub fn invalidate_slot(&mut self, slot: usize) -> (u64, u64) {
+        let ways = self.ways as usize;
+        let (set, way) = (slot / ways, slot % ways);
+        let old = (self.tags[slot], self.data[slot]);
+        debug_assert!(old.0 != INVALID, "invalidating an empty slot");
+        self.tags[slot] = INVALID;
+        self.data[slot] = 0;
+        if let Some(ix) = &mut self.index {
+            ix.map.remove(&old.0);
+            ix.mark(set, way, false);
+        }
+        self.repl.on_invalidate(set as u32, way as u32);
+        old
+    }
+
     /// Remove `tag` from `set`; true if it was present.
-    pub fn invalidate(&mut self, set: u32, tag: u64) -> bool { let _ = (set, tag); false }
+    pub fn invalidate(&mut self, set: u32, tag: u64) -> bool {
+        match self.find(set, tag) {
+            Some(slot) => {
+                self.invalidate_slot(slot);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Remove every entry for which `pred(tag, data)` holds; returns how many.
-    pub fn invalidate_where(&mut self, mut pred: impl FnMut(u64, u64) -> bool) -> u64 { let _ = &mut pred; 0 }
+    pub fn invalidate_where(&mut self, mut pred: impl FnMut(u64, u64) -> bool) -> u64 {
+        let mut n = 0;
+        for slot in 0..self.tags.len() {
+            let t = self.tags[slot];
+            if t != INVALID && pred(t, self.data[slot]) {
+                self.invalidate_slot(slot);
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Remove every entry.
-    pub fn flush(&mut self) { self.tags.fill(INVALID); }
+    pub fn flush(&mut self) {
+        let ways = self.ways as usize;
+        for slot in 0..self.tags.len() {
+            if self.tags[slot] != INVALID {
+                self.repl.on_invalidate((slot / ways) as u32, (slot % ways) as u32);
+            }
+        }
+        self.tags.fill(INVALID);
+        self.data.fill(0);
+        if let Some(ix) = &mut self.index {
+            ix.clear();
+        }
+    }
+
     /// Number of valid entries.
-    pub fn occupancy(&self) -> usize { self.tags.iter().filter(|&&t| t != INVALID).count() }
+    pub fn occupancy(&self) -> usize {
+        match &self.index {
+            Some(ix) => ix.map.len(),
+            None => self.tags.iter().filter(|&&t| t != INVALID).count(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::MechanismSpec;
+    use crate::replacement::Geometry;
+
+    fn table(sets: u32, ways: u32, kind: &str) -> SetAssoc {
+        let spec = MechanismSpec { kind: kind.into(), params: toml::Table::new() };
+        let repl = AnyReplacement::build(&spec, &Geometry { sets, ways, seed: 5 }, "test.replacement").unwrap();
+        SetAssoc::new(sets, ways, repl)
+    }
+
+    #[test]
+    fn miss_then_hit_after_insert() {
+        for ways in [1, 4, 64] {
+            let mut t = table(4, ways, "lru");
+            assert_eq!(t.lookup(1, 5), None);
+            assert_eq!(t.insert(1, 5, 99), None);
+            let s = t.lookup(1, 5).unwrap();
+            assert_eq!(s / ways as usize, 1);
+            assert_eq!(t.data(s), 99);
+            assert_eq!(t.tag(s), 5);
+            assert_eq!(t.occupancy(), 1);
+        }
+    }
+
+    #[test]
+    fn fills_lowest_invalid_way_first() {
+        for ways in [4, 40] {
+            let mut t = table(1, ways, "random");
+            for tag in 0..3 {
+                t.insert(0, tag, 0);
+            }
+            assert!(t.invalidate(0, 1));
+            t.insert(0, 10, 0);
+            assert_eq!(t.probe(0, 10), Some(1));
+            t.insert(0, 11, 0);
+            assert_eq!(t.probe(0, 11), Some(3));
+        }
+    }
+
+    #[test]
+    fn reinsert_updates_data_without_eviction() {
+        for ways in [2, 33] {
+            let mut t = table(1, ways, "lru");
+            for tag in 0..ways as u64 {
+                t.insert(0, tag, tag);
+            }
+            assert_eq!(t.insert(0, 0, 123), None);
+            assert_eq!(t.data(t.probe(0, 0).unwrap()), 123);
+            // Tag 0 became most recent, so tag 1 goes next.
+            assert_eq!(t.insert(0, 1000, 0), Some((1, 1)));
+        }
+    }
+
+    #[test]
+    fn lru_evicts_least_recently_used() {
+        for ways in [4, 64, 1024] {
+            let mut t = table(1, ways, "lru");
+            for tag in 0..ways as u64 {
+                t.insert(0, tag, tag + 100);
+            }
+            t.lookup(0, 0);
+            assert_eq!(t.insert(0, 5000, 0), Some((1, 101)));
+            assert_eq!(t.probe(0, 1), None);
+            assert_eq!(t.occupancy(), ways as usize);
+        }
+    }
+
+    #[test]
+    fn direct_mapped_conflicts_evict() {
+        let mut t = table(8, 1, "lru");
+        t.insert(3, 3, 1);
+        assert_eq!(t.insert(3, 11, 2), Some((3, 1)));
+        assert_eq!(t.lookup(3, 3), None);
+    }
+
+    #[test]
+    fn probe_does_not_touch_replacement() {
+        let mut t = table(1, 2, "lru");
+        t.insert(0, 1, 0);
+        t.insert(0, 2, 0);
+        t.probe(0, 1);
+        assert_eq!(t.insert(0, 3, 0), Some((1, 0)));
+    }
+
+    #[test]
+    fn invalidate_where_and_flush_empty_the_table() {
+        for ways in [4, 64] {
+            let mut t = table(2, ways, "lru");
+            for tag in 0..(2 * ways as u64) {
+                t.insert((tag & 1) as u32, tag, tag % 3);
+            }
+            let removed = t.invalidate_where(|_, d| d == 0);
+            assert_eq!(removed as usize, (0..2 * ways as u64).filter(|x| x % 3 == 0).count());
+            assert_eq!(t.occupancy(), 2 * ways as usize - removed as usize);
+            assert!(!t.invalidate(0, 0));
+            t.flush();
+            assert_eq!(t.occupancy(), 0);
+            assert_eq!(t.lookup(0, 2), None);
+            // Refill after flush starts at way 0 again.
+            t.insert(1, 7, 0);
+            assert_eq!(t.probe(1, 7), Some(ways as usize));
+        }
+    }
+
+    #[test]
+    fn indexed_lookup_in_wrong_set_misses() {
+        let mut t = table(2, 64, "lru");
+        t.insert(0, 42, 0);
+        assert_eq!(t.lookup(1, 42), None);
+        assert!(!t.invalidate(1, 42));
+        assert!(t.lookup(0, 42).is_some());
+    }
 }

@@ -1,1 +1,350 @@
-//! (being written)
+//! The TLB hierarchy: any number of levels, split instruction/data sides or
+//! unified structures, one structure per page size or one holding several.
+//!
+//! ## Lookup
+//! An access probes every structure of level 1 on its side in parallel (each
+//! counts a lookup); level n+1 is probed only when no structure of level n hit.
+//! A structure holding several page sizes probes once per size, indexing its
+//! sets with that size's virtual page number. The translation latency of an
+//! access is the sum of the latencies of the levels it probed.
+//!
+//! ## Fill policies (`mmu.fill`)
+//! - `all_levels` (default, non-inclusive): a walk fills every level of the side
+//!   that holds the page size; a hit at level n fills the levels above it.
+//! - `victim` (mostly exclusive): a walk fills level 1; evictions cascade to the
+//!   next level that holds their size; a hit at level n > 1 moves the entry up.
+//!
+//! ## Entries
+//! A tag packs (virtual page number, page-size index, ASID) into one u64, so
+//! address spaces never alias and one compare suffices. The payload is the
+//! first frame of the page and a dirty bit.
+
+use crate::addr::{Asid, PageSize};
+use crate::config::spec::{FillPolicy, MmuSpec, Side, TlbSpec};
+use crate::error::Result;
+use crate::registry::AnyReplacement;
+use crate::replacement::Geometry;
+use crate::stats::{visit_prefixed, StatVisitor};
+use crate::table::SetAssoc;
+
+crate::stat_group! {
+    pub struct TlbStats {
+        lookups: "accesses", "translations presented to this structure",
+        hits: "accesses", "lookups that found the translation here",
+        misses: "accesses", "lookups that did not find the translation here",
+        fills: "entries", "translations installed",
+        evictions: "entries", "valid entries replaced by a fill",
+    }
+}
+
+const SIZE_SHIFT: u32 = 45;
+const ASID_SHIFT: u32 = 47;
+
+/// Pack (vpn, size, asid) into one tag. 57-bit virtual addresses leave 45 bits of 4 KiB VPN.
+#[inline]
+pub fn tag(vpn: u64, size: PageSize, asid: Asid) -> u64 {
+    vpn | (size.index() as u64) << SIZE_SHIFT | (asid as u64) << ASID_SHIFT
+}
+
+#[inline]
+fn tag_size(tag: u64) -> PageSize {
+    PageSize::ALL[((tag >> SIZE_SHIFT) & 3) as usize]
+}
+
+#[inline]
+fn tag_asid(tag: u64) -> Asid {
+    (tag >> ASID_SHIFT) as Asid
+}
+
+#[inline]
+fn tag_vpn(tag: u64) -> u64 {
+    tag & ((1 << SIZE_SHIFT) - 1)
+}
+
+/// Payload word: first frame of the page, and a dirty bit.
+#[inline]
+fn payload(pfn_base: u64, dirty: bool) -> u64 {
+    pfn_base << 1 | dirty as u64
+}
+
+/// One TLB structure.
+#[derive(Clone, Debug)]
+pub struct Tlb {
+    pub name: String,
+    pub level: u32,
+    pub side: Side,
+    sizes: [PageSize; 3],
+    n_sizes: usize,
+    table: SetAssoc,
+    set_mask: u64,
+    pub latency: u32,
+    pub stats: TlbStats,
+}
+
+impl Tlb {
+    pub fn build(name: &str, spec: &TlbSpec, seed: u64) -> Result<Tlb> {
+        let ways = spec.ways.resolve(spec.entries);
+        let sets = spec.entries / ways;
+        let path = format!("mmu.tlb.{name}");
+        let repl = AnyReplacement::build(
+            &spec.replacement,
+            &Geometry { sets, ways, seed: crate::rng::sub_seed(seed, &path) },
+            &format!("{path}.replacement"),
+        )?;
+        let mut sizes = [PageSize::Size4K; 3];
+        for (i, s) in spec.page_sizes.iter().enumerate() {
+            sizes[i] = *s;
+        }
+        Ok(Tlb {
+            name: name.to_string(),
+            level: spec.level,
+            side: spec.side,
+            sizes,
+            n_sizes: spec.page_sizes.len(),
+            table: SetAssoc::new(sets, ways, repl),
+            set_mask: (sets - 1) as u64,
+            latency: spec.latency,
+            stats: TlbStats::default(),
+        })
+    }
+
+    #[inline]
+    pub fn holds(&self, size: PageSize) -> bool {
+        self.sizes[..self.n_sizes].contains(&size)
+    }
+
+    #[inline]
+    fn set_of(&self, vpn: u64) -> u32 {
+        (vpn & self.set_mask) as u32
+    }
+
+    /// Probe for `va`; counts the lookup. Returns the slot and page size on a hit.
+    #[inline]
+    pub fn lookup(&mut self, va: u64, asid: Asid) -> Option<(usize, PageSize)> {
+        self.stats.lookups += 1;
+        for &size in &self.sizes[..self.n_sizes] {
+            let vpn = va >> size.shift();
+            if let Some(slot) = self.table.lookup(self.set_of(vpn), tag(vpn, size, asid)) {
+                self.stats.hits += 1;
+                return Some((slot, size));
+            }
+        }
+        self.stats.misses += 1;
+        None
+    }
+
+    /// Install a translation; returns the evicted entry's (tag, payload).
+    #[inline]
+    fn fill_tag(&mut self, t: u64, data: u64) -> Option<(u64, u64)> {
+        self.stats.fills += 1;
+        let set = self.set_of(tag_vpn(t));
+        let ev = self.table.insert(set, t, data);
+        if ev.is_some() {
+            self.stats.evictions += 1;
+        }
+        ev
+    }
+
+    fn remove_tag(&mut self, t: u64) -> bool {
+        let set = self.set_of(tag_vpn(t));
+        self.table.invalidate(set, t)
+    }
+
+    /// Number of valid entries (for tests and occupancy reports).
+    pub fn occupancy(&self) -> usize {
+        self.table.occupancy()
+    }
+}
+
+/// Outcome of a TLB-hierarchy lookup.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Found at `level` (0-based). `pfn_base` is the first frame of the page.
+    Hit { pfn_base: u64, size: PageSize, dirty: bool, level: usize, latency: u32 },
+    /// Missed every level; `latency` is what the probes cost.
+    Miss { latency: u32 },
+}
+
+/// Per-side level lists: structure indices per level, and each level's latency.
+#[derive(Clone, Debug, Default)]
+struct SideLevels {
+    levels: Vec<Vec<usize>>,
+    latency: Vec<u32>,
+}
+
+/// The whole TLB hierarchy of one core.
+#[derive(Clone, Debug)]
+pub struct Mmu {
+    tlbs: Vec<Tlb>,
+    data: SideLevels,
+    instr: SideLevels,
+    fill: FillPolicy,
+}
+
+impl Mmu {
+    pub fn build(spec: &MmuSpec, seed: u64) -> Result<Mmu> {
+        let mut tlbs = Vec::new();
+        for (name, t) in &spec.tlb {
+            tlbs.push(Tlb::build(name, t, seed)?);
+        }
+        let side_levels = |side: Side| {
+            let max = tlbs.iter().filter(|t| t.side == side || t.side == Side::Unified).map(|t| t.level).max().unwrap_or(0);
+            let mut sl = SideLevels::default();
+            for l in 1..=max {
+                let idx: Vec<usize> = (0..tlbs.len())
+                    .filter(|&i| tlbs[i].level == l && (tlbs[i].side == side || tlbs[i].side == Side::Unified))
+                    .collect();
+                sl.latency.push(idx.iter().map(|&i| tlbs[i].latency).max().unwrap_or(0));
+                sl.levels.push(idx);
+            }
+            sl
+        };
+        let data = side_levels(Side::Data);
+        let instr = side_levels(Side::Instr);
+        Ok(Mmu { tlbs, data, instr, fill: spec.fill })
+    }
+
+    /// Whether instruction fetches are translated (the machine has instruction-side structures).
+    pub fn translates_instr(&self) -> bool {
+        !self.instr.levels.is_empty()
+    }
+
+    pub fn tlbs(&self) -> &[Tlb] {
+        &self.tlbs
+    }
+
+    #[inline]
+    fn side(&self, instr: bool) -> &SideLevels {
+        if instr {
+            &self.instr
+        } else {
+            &self.data
+        }
+    }
+
+    /// Look `va` up on one side, filling upper levels on a lower-level hit.
+    #[inline]
+    pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        let nlev = self.side(instr).levels.len();
+        let mut latency = 0;
+        for li in 0..nlev {
+            latency += self.side(instr).latency[li];
+            let mut found = None;
+            let n = self.side(instr).levels[li].len();
+            for k in 0..n {
+                let t = self.side(instr).levels[li][k];
+                if let Some((slot, size)) = self.tlbs[t].lookup(va, asid) {
+                    found = Some((t, slot, size));
+                }
+            }
+            if let Some((t, slot, size)) = found {
+                let data = self.tlbs[t].table.data(slot);
+                if li > 0 {
+                    self.promote(instr, li, t, va, asid, size, data);
+                }
+                return Lookup::Hit { pfn_base: data >> 1, size, dirty: data & 1 == 1, level: li, latency };
+            }
+        }
+        Lookup::Miss { latency }
+    }
+
+    /// A hit at level `li > 0`: bring the entry to the levels above.
+    fn promote(&mut self, instr: bool, li: usize, from: usize, va: u64, asid: Asid, size: PageSize, data: u64) {
+        let t = tag(va >> size.shift(), size, asid);
+        match self.fill {
+            FillPolicy::AllLevels => {
+                for l in 0..li {
+                    self.fill_level(instr, l, t, data);
+                }
+            }
+            FillPolicy::Victim => {
+                self.tlbs[from].remove_tag(t);
+                self.fill_cascade(instr, 0, t, data);
+            }
+        }
+    }
+
+    /// Install a completed walk's translation.
+    pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool) {
+        let t = tag(va >> size.shift(), size, asid);
+        let data = payload(pfn_base, dirty);
+        match self.fill {
+            FillPolicy::AllLevels => {
+                for l in 0..self.side(instr).levels.len() {
+                    self.fill_level(instr, l, t, data);
+                }
+            }
+            FillPolicy::Victim => self.fill_cascade(instr, 0, t, data),
+        }
+    }
+
+    /// Fill the first structure of level `l` that holds the tag's page size.
+    /// Returns the eviction, or None (also when no structure holds the size).
+    fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64) -> Option<(u64, u64)> {
+        let size = tag_size(t);
+        let n = self.side(instr).levels[l].len();
+        for k in 0..n {
+            let i = self.side(instr).levels[l][k];
+            if self.tlbs[i].holds(size) {
+                return self.tlbs[i].fill_tag(t, data);
+            }
+        }
+        None
+    }
+
+    fn fill_cascade(&mut self, instr: bool, from_level: usize, t: u64, data: u64) {
+        let nlev = self.side(instr).levels.len();
+        let mut pending = Some((t, data));
+        let mut l = from_level;
+        while let (Some((t, d)), true) = (pending, l < nlev) {
+            pending = self.fill_level(instr, l, t, d);
+            l += 1;
+        }
+    }
+
+    /// Set the dirty bit of every cached copy of `va`'s translation on one side.
+    pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
+        let idx: Vec<usize> = self.side(instr).levels.iter().flatten().copied().collect();
+        for i in idx {
+            let tlb = &mut self.tlbs[i];
+            for k in 0..tlb.n_sizes {
+                let size = tlb.sizes[k];
+                let vpn = va >> size.shift();
+                let set = tlb.set_of(vpn);
+                if let Some(slot) = tlb.table.probe(set, tag(vpn, size, asid)) {
+                    *tlb.table.data_mut(slot) |= 1;
+                }
+            }
+        }
+    }
+
+    /// Shootdown of one page's translation in every structure; returns entries removed.
+    pub fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
+        let mut n = 0;
+        for tlb in &mut self.tlbs {
+            for k in 0..tlb.n_sizes {
+                let size = tlb.sizes[k];
+                let vpn = va >> size.shift();
+                if tlb.remove_tag(tag(vpn, size, asid)) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Remove every entry of one address space; returns entries removed.
+    pub fn flush_asid(&mut self, asid: Asid) -> u64 {
+        self.tlbs.iter_mut().map(|t| t.table.invalidate_where(|tg, _| tag_asid(tg) == asid)).sum()
+    }
+
+    /// Stats under `<name>.*` per structure (the machine adds `mmu.`).
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        for t in &self.tlbs {
+            visit_prefixed(&t.name, &t.stats, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

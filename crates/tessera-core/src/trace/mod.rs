@@ -1,10 +1,264 @@
-//! SKELETON — to be replaced by the traces helper.
+//! Trace files: reading, writing, converting and summarising recorded access
+//! streams.
+//!
+//! ## What it models
+//! Two formats, both read as streams of [`AccessBatch`]es through
+//! [`AccessSource`] with memory independent of trace length:
+//! - [`Format::Lackey`]: Valgrind lackey `--trace-mem=yes` text ([`lackey`]).
+//! - [`Format::Native`]: Tessera's compressed binary format ([`native`],
+//!   specified byte by byte in `docs/trace-format.md`).
+//!
+//! [`detect`] looks at the first 8 bytes: the native magic means native,
+//! anything else is taken to be lackey text, which then fails on its first line
+//! that is not lackey syntax.
+//!
+//! ## Choices
+//! - Writers are atomic: output goes to a hidden temporary file in the same
+//!   directory and is renamed into place when finished; on any failure no
+//!   output file is left behind ([`output`]).
+//! - `describe()` of a trace source is `trace:<file name>` (no directory), so
+//!   results do not depend on where a trace is stored.
+//! - [`info`] counts distinct `(asid, 4 KiB page)` and `(asid, 2 MiB region)`
+//!   pairs; an access that crosses a boundary touches every page it overlaps.
+//!   A record of size 0 counts as touching one byte.
+
+pub mod lackey;
+pub mod native;
+mod output;
+
+use std::fs::File;
+use std::io::Read;
 use std::path::Path;
-use crate::error::Result;
+
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+
+use crate::access::{AccessBatch, AccessKind, BATCH_LEN};
+use crate::error::{Error, Result};
 use crate::stream::AccessSource;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Format { Lackey, Native }
+pub use lackey::{LackeyReader, LackeySummary, LackeyWriter};
+pub use native::{NativeReader, NativeSummary, NativeWriter};
+
+/// A trace file format.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Lackey,
+    Native,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 2] = ["lackey", "native"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Lackey => "lackey",
+            Format::Native => "native",
+        }
+    }
+
+    /// Parse a format name ("lackey", "native").
+    pub fn parse(s: &str) -> Result<Format> {
+        match s {
+            "lackey" => Ok(Format::Lackey),
+            "native" => Ok(Format::Native),
+            _ => Err(Error::config_allowed("format", format!("unknown trace format \"{s}\""), &Format::NAMES)),
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Path as shown in error messages.
+pub(crate) fn display_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// File name as shown by `describe()`.
+pub(crate) fn source_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Records the caller asked for: the batch's capacity, or [`BATCH_LEN`] for an
+/// unallocated batch.
+#[inline]
+pub(crate) fn batch_cap(out: &mut AccessBatch) -> usize {
+    let cap = out
+        .vaddr
+        .capacity()
+        .min(out.ins_gap.capacity())
+        .min(out.kind.capacity())
+        .min(out.size.capacity())
+        .min(out.asid.capacity());
+    if cap == 0 {
+        *out = AccessBatch::with_capacity(BATCH_LEN);
+        BATCH_LEN
+    } else {
+        cap
+    }
+}
+
+/// Detect a trace's format from its first bytes.
+pub fn detect(path: &Path) -> Result<Format> {
+    let name = display_name(path);
+    let mut f = File::open(path).map_err(|e| Error::io(name.clone(), e))?;
+    let mut head = [0u8; 8];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(name, e)),
+        }
+    }
+    Ok(if got == 8 && head == native::MAGIC { Format::Native } else { Format::Lackey })
+}
 
 /// Open a trace, detecting its format from its first bytes.
-pub fn open(path: &Path) -> Result<Box<dyn AccessSource + Send>> { let _ = path; unimplemented!() }
+pub fn open(path: &Path) -> Result<Box<dyn AccessSource + Send>> {
+    Ok(match detect(path)? {
+        Format::Lackey => Box::new(LackeyReader::open(path)?),
+        Format::Native => Box::new(NativeReader::open(path)?),
+    })
+}
+
+/// What [`convert`] did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConvertSummary {
+    pub from: Format,
+    pub to: Format,
+    pub records: u64,
+    pub instructions: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+fn pump(src: &mut dyn AccessSource, mut sink: impl FnMut(&AccessBatch) -> Result<()>) -> Result<()> {
+    let mut batch = AccessBatch::with_capacity(BATCH_LEN);
+    while src.next_batch(&mut batch)? {
+        sink(&batch)?;
+    }
+    Ok(())
+}
+
+/// Convert `input` (any format, detected) to `output` in format `to`.
+///
+/// The output appears only if the whole input was read without error; a bad
+/// input line or block gives the input's error and leaves no output file.
+/// Native output carries metadata: the input's own metadata when converting
+/// native → native, otherwise `{"source_format", "source_file", "tessera_version"}`.
+pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary> {
+    let from = detect(input)?;
+    let bytes_in = std::fs::metadata(input).map_err(|e| Error::io(display_name(input), e))?.len();
+    let (mut src, meta): (Box<dyn AccessSource + Send>, serde_json::Value) = match from {
+        Format::Native => {
+            let r = NativeReader::open(input)?;
+            let meta = r.meta().clone();
+            (Box::new(r), meta)
+        }
+        Format::Lackey => (
+            Box::new(LackeyReader::open(input)?),
+            serde_json::json!({
+                "source_format": "lackey",
+                "source_file": source_name(input),
+                "tessera_version": crate::VERSION,
+            }),
+        ),
+    };
+    let (records, instructions, bytes_out) = match to {
+        Format::Native => {
+            let mut w = NativeWriter::create(output, meta)?;
+            pump(src.as_mut(), |b| w.write_batch(b))?;
+            let s = w.finish()?;
+            (s.records, s.instructions, s.bytes)
+        }
+        Format::Lackey => {
+            let mut w = LackeyWriter::create(output)?;
+            pump(src.as_mut(), |b| w.write_batch(b))?;
+            let s = w.finish()?;
+            (s.records, s.instructions, s.bytes)
+        }
+    };
+    Ok(ConvertSummary { from, to, records, instructions, bytes_in, bytes_out })
+}
+
+/// Summary statistics of a trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceInfo {
+    pub format: Format,
+    pub records: u64,
+    /// Sum of `ins_gap` over all records.
+    pub instructions: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub ifetches: u64,
+    /// Distinct ASIDs.
+    pub asids: u64,
+    /// Distinct (asid, 4 KiB page) pairs touched.
+    pub pages_4k: u64,
+    /// Distinct (asid, 2 MiB region) pairs touched.
+    pub regions_2m: u64,
+    /// `pages_4k × 4096`.
+    pub footprint_bytes: u64,
+}
+
+/// Read a whole trace and summarise it. Memory grows with the footprint, not
+/// the length.
+pub fn info(path: &Path) -> Result<TraceInfo> {
+    let format = detect(path)?;
+    let mut src = open(path)?;
+    let mut t = TraceInfo {
+        format,
+        records: 0,
+        instructions: 0,
+        loads: 0,
+        stores: 0,
+        ifetches: 0,
+        asids: 0,
+        pages_4k: 0,
+        regions_2m: 0,
+        footprint_bytes: 0,
+    };
+    let mut pages: FxHashSet<(u16, u64)> = FxHashSet::default();
+    let mut regions: FxHashSet<(u16, u64)> = FxHashSet::default();
+    let mut asids: FxHashSet<u16> = FxHashSet::default();
+    let mut last_page: Option<(u16, u64)> = None;
+    pump(src.as_mut(), |b| {
+        t.records += b.len() as u64;
+        for i in 0..b.len() {
+            t.instructions += b.ins_gap[i] as u64;
+            match b.kind[i] {
+                AccessKind::Load => t.loads += 1,
+                AccessKind::Store => t.stores += 1,
+                AccessKind::IFetch => t.ifetches += 1,
+            }
+            let asid = b.asid[i];
+            let first = b.vaddr[i];
+            let last = first.saturating_add((b.size[i].max(1) - 1) as u64);
+            let (p0, p1) = (first >> 12, last >> 12);
+            // Consecutive accesses mostly stay on one page: skip the hash then.
+            if p0 == p1 && last_page == Some((asid, p0)) {
+                continue;
+            }
+            last_page = Some((asid, p1));
+            asids.insert(asid);
+            for p in p0..=p1 {
+                if pages.insert((asid, p)) {
+                    regions.insert((asid, p >> 9));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    t.asids = asids.len() as u64;
+    t.pages_4k = pages.len() as u64;
+    t.regions_2m = regions.len() as u64;
+    t.footprint_bytes = t.pages_4k * 4096;
+    Ok(t)
+}

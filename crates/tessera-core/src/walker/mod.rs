@@ -1,1 +1,288 @@
-//! (being written)
+//! The hardware page walker and its paging-structure (MMU) caches.
+//!
+//! ## What it models
+//! On a TLB miss the walker reads the x86-64 radix table entry by entry, by
+//! physical address, from simulated physical memory. Each read is one walk
+//! reference: it goes through the data-cache hierarchy from `walker.entry_level`
+//! (l1d on Intel cores, l2 in the GTSM paper) and costs `walker.step_cycles`
+//! plus the latency of the level that served it. The walker sets accessed bits
+//! on every entry it uses and the dirty bit of the leaf on a store, as hardware
+//! does (read-modify-write of the same word; the write is not a second reference).
+//!
+//! Paging-structure caches (`mmu.psc.pml5e|pml4e|pdpte|pde`) hold non-leaf
+//! entries tagged by the virtual-address prefix they translate. All are probed
+//! in parallel before the walk (each counts a lookup); the deepest hit gives the
+//! node to start from, so a PDE-cache hit leaves one reference (the PTE), a
+//! PDPTE hit two, and so on. Entries read by a walk fill the caches.
+//!
+//! ## Choices where the papers are silent
+//! - Leaf entries (2 MiB/1 GiB pages) are never cached in the PSCs (they go to the TLB).
+//! - A walk that meets a non-present entry stops there (`faulting_walks`); the OS
+//!   model maps the page and the walk is retried, so a first touch costs two walks.
+//! - The PSC latency (`mmu.psc.<x>.latency`, 0 by default: probed in parallel with
+//!   the last TLB level, as in the GTSM paper) is added once per walk.
+
+use crate::addr::{Asid, PageSize};
+use crate::cache::{CacheHierarchy, Source};
+use crate::config::spec::{MmuSpec, Spec};
+use crate::error::Result;
+use crate::pagetable::x86_radix::{index, Pte, ACCESSED, DIRTY};
+use crate::physmem::PhysMem;
+use crate::registry::AnyReplacement;
+use crate::replacement::Geometry;
+use crate::stats::{visit_prefixed, StatVisitor};
+use crate::table::SetAssoc;
+
+crate::stat_group! {
+    pub struct WalkerStats {
+        walks: "walks", "completed page walks (TLB misses resolved by walking)",
+        data_walks: "walks", "completed walks for data accesses",
+        instr_walks: "walks", "completed walks for instruction fetches",
+        faulting_walks: "walks", "walks that found a non-present entry (page faults)",
+        cycles: "cycles", "cycles spent in walks (all walks, incl. faulting)",
+        data_cycles: "cycles", "walk cycles for data accesses",
+        instr_cycles: "cycles", "walk cycles for instruction fetches",
+        refs_total: "references", "page-table entries read by walks",
+        refs_l1d: "references", "walk references served by L1D",
+        refs_l2: "references", "walk references served by L2",
+        refs_llc: "references", "walk references served by the LLC",
+        refs_dram: "references", "walk references served by DRAM",
+        leaves_4k: "walks", "completed walks that found a 4 KiB leaf (level 1)",
+        leaves_2m: "walks", "completed walks that found a 2 MiB leaf (level 2)",
+        leaves_1g: "walks", "completed walks that found a 1 GiB leaf (level 3)",
+        accessed_updates: "entries", "accessed bits set by the walker",
+        dirty_updates: "entries", "dirty bits set on leaf entries",
+    }
+}
+
+crate::stat_group! {
+    pub struct PscStats {
+        lookups: "lookups", "walks that probed this cache",
+        hits: "lookups", "probes that found the entry",
+        fills: "entries", "entries installed",
+    }
+}
+
+/// One paging-structure cache: caches level-`level` non-leaf entries.
+#[derive(Clone, Debug)]
+pub struct Psc {
+    pub name: &'static str,
+    /// Radix level of the cached entry (2 = PDE, 3 = PDPTE, 4 = PML4E, 5 = PML5E).
+    pub level: u32,
+    table: SetAssoc,
+    set_mask: u64,
+    latency: u32,
+    pub stats: PscStats,
+}
+
+impl Psc {
+    /// Virtual-address prefix translated by a level-`level` entry.
+    #[inline]
+    fn key(&self, va: u64, asid: Asid) -> u64 {
+        (va >> (12 + 9 * (self.level - 1))) | (asid as u64) << 48
+    }
+}
+
+/// What a walk found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WalkResult {
+    /// Leaf of `size` mapping the page that starts at frame `pfn_base`.
+    Translated { pfn_base: u64, size: PageSize, dirty: bool },
+    /// A non-present entry at radix `level`.
+    Fault { level: u32 },
+}
+
+/// The walker of one core.
+#[derive(Clone, Debug)]
+pub struct Walker {
+    step_cycles: u32,
+    /// Cache level index where references enter (== number of levels: DRAM).
+    entry: usize,
+    levels: u32,
+    /// Present PSCs, deepest (lowest level) first.
+    pscs: Vec<Psc>,
+    psc_latency: u32,
+    pub stats: WalkerStats,
+    /// Map from a cache-level index to its refs counter slot (l1d/l2/llc/dram).
+    level_slot: Vec<u8>,
+}
+
+const SLOT_NAMES: [&str; 4] = ["l1d", "l2", "llc", "dram"];
+
+impl Walker {
+    pub fn build(spec: &Spec, cache_names: &[&'static str], seed: u64) -> Result<Walker> {
+        let entry = if spec.walker.entry_level == "dram" {
+            cache_names.len()
+        } else {
+            cache_names.iter().position(|n| *n == spec.walker.entry_level).unwrap_or(cache_names.len())
+        };
+        let mut level_slot: Vec<u8> =
+            cache_names.iter().map(|n| SLOT_NAMES.iter().position(|s| s == n).unwrap_or(3) as u8).collect();
+        level_slot.push(3);
+        let pscs = build_pscs(&spec.mmu, seed)?;
+        let psc_latency = pscs.iter().map(|p| p.latency).max().unwrap_or(0);
+        Ok(Walker {
+            step_cycles: spec.walker.step_cycles,
+            entry,
+            levels: spec.pagetable.levels,
+            pscs,
+            psc_latency,
+            stats: WalkerStats::default(),
+            level_slot,
+        })
+    }
+
+    /// Walk the table rooted at frame `root` for `va`. Returns what was found
+    /// and the walk's cycles (0 when `timed` is false).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn walk(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        root: u64,
+        is_write: bool,
+        instr: bool,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        timed: bool,
+    ) -> (WalkResult, u64) {
+        // Probe every PSC; the deepest hit decides where the walk starts.
+        let mut node = root;
+        let mut level = self.levels;
+        for p in self.pscs.iter_mut().rev() {
+            p.stats.lookups += 1;
+            let key = p.key(va, asid);
+            let set = (key & p.set_mask) as u32;
+            if let Some(slot) = p.table.lookup(set, key) {
+                p.stats.hits += 1;
+                if p.level - 1 < level {
+                    node = p.table.data(slot);
+                    level = p.level - 1;
+                }
+            }
+        }
+        let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
+        loop {
+            let addr = (node << 12) + index(va, level) * 8;
+            let served = caches.access(addr, false, self.entry, Source::Walk);
+            self.stats.refs_total += 1;
+            match self.level_slot[served.level as usize] {
+                0 => self.stats.refs_l1d += 1,
+                1 => self.stats.refs_l2 += 1,
+                2 => self.stats.refs_llc += 1,
+                _ => self.stats.refs_dram += 1,
+            }
+            if timed {
+                cycles += (self.step_cycles + served.latency) as u64;
+            }
+            let raw = mem.read_u64(addr);
+            let pte = Pte::decode(raw);
+            if !pte.present {
+                self.stats.faulting_walks += 1;
+                self.account(instr, cycles, false);
+                return (WalkResult::Fault { level }, cycles);
+            }
+            let leaf = level == 1 || (pte.large && level <= 3);
+            let mut new = raw;
+            if raw & ACCESSED == 0 {
+                new |= ACCESSED;
+                self.stats.accessed_updates += 1;
+            }
+            if leaf && is_write && raw & DIRTY == 0 {
+                new |= DIRTY;
+                self.stats.dirty_updates += 1;
+            }
+            if new != raw {
+                mem.write_u64(addr, new);
+            }
+            if leaf {
+                let size = match level {
+                    1 => PageSize::Size4K,
+                    2 => PageSize::Size2M,
+                    _ => PageSize::Size1G,
+                };
+                match size {
+                    PageSize::Size4K => self.stats.leaves_4k += 1,
+                    PageSize::Size2M => self.stats.leaves_2m += 1,
+                    PageSize::Size1G => self.stats.leaves_1g += 1,
+                }
+                self.account(instr, cycles, true);
+                return (WalkResult::Translated { pfn_base: pte.pfn.0, size, dirty: new & DIRTY != 0 }, cycles);
+            }
+            // A non-leaf entry read from memory: remember it in the PSC for this level.
+            if let Some(p) = self.pscs.iter_mut().find(|p| p.level == level) {
+                let key = p.key(va, asid);
+                let set = (key & p.set_mask) as u32;
+                p.table.insert(set, key, pte.pfn.0);
+                p.stats.fills += 1;
+            }
+            node = pte.pfn.0;
+            level -= 1;
+        }
+    }
+
+    #[inline]
+    fn account(&mut self, instr: bool, cycles: u64, completed: bool) {
+        self.stats.cycles += cycles;
+        if instr {
+            self.stats.instr_cycles += cycles;
+        } else {
+            self.stats.data_cycles += cycles;
+        }
+        if completed {
+            self.stats.walks += 1;
+            if instr {
+                self.stats.instr_walks += 1;
+            } else {
+                self.stats.data_walks += 1;
+            }
+        }
+    }
+
+    /// Drop every PSC entry (e.g. after page-table changes).
+    pub fn flush_pscs(&mut self) {
+        for p in &mut self.pscs {
+            p.table.flush();
+        }
+    }
+
+    /// Walker stats (`walker.*`) and PSC stats (`mmu.psc.<name>.*`) are visited separately.
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        crate::stats::StatGroup::visit(&self.stats, v);
+    }
+
+    pub fn visit_pscs(&self, v: &mut dyn StatVisitor) {
+        for p in &self.pscs {
+            visit_prefixed(p.name, &p.stats, v);
+        }
+    }
+}
+
+fn build_pscs(spec: &MmuSpec, seed: u64) -> Result<Vec<Psc>> {
+    let mut v = Vec::new();
+    for (name, level) in [("pde", 2u32), ("pdpte", 3), ("pml4e", 4), ("pml5e", 5)] {
+        if let Some(p) = spec.psc.get(name) {
+            let ways = p.ways.resolve(p.entries);
+            let sets = p.entries / ways;
+            let path = format!("mmu.psc.{name}");
+            let repl = AnyReplacement::build(
+                &p.replacement,
+                &Geometry { sets, ways, seed: crate::rng::sub_seed(seed, &path) },
+                &format!("{path}.replacement"),
+            )?;
+            v.push(Psc {
+                name,
+                level,
+                table: SetAssoc::new(sets, ways, repl),
+                set_mask: (sets - 1) as u64,
+                latency: p.latency,
+                stats: PscStats::default(),
+            });
+        }
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests;

@@ -11,6 +11,10 @@
 //!   not allocated is a caller bug.
 //! - `free_frames()` counts free 4 KiB frames; `largest_free_order()` is the
 //!   largest order `alloc` would currently satisfy.
+//! - `reserve(pfn)` takes the one free frame `pfn` out of the free pool (splitting
+//!   whatever free block holds it) and returns true; it returns false and changes
+//!   nothing when `pfn` is not free or beyond capacity. Reserved frames are owned
+//!   by the caller like allocated ones (used to pin frames for pre-fragmentation).
 //! - `check_invariants()` verifies internal consistency (tests call it after
 //!   every operation).
 
@@ -35,5 +39,6 @@ pub trait FrameAllocator {
     fn free(&mut self, pfn: Pfn, order: u32);
     fn free_frames(&self) -> u64;
     fn largest_free_order(&self) -> Option<u32>;
+    fn reserve(&mut self, pfn: Pfn) -> bool;
     fn check_invariants(&self) -> Result<(), String>;
 }

@@ -1,0 +1,131 @@
+use super::*;
+
+fn load_err(src: &str, overrides: &[&str]) -> Error {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load(&ConfigSource::Text(src.to_string()), &o).unwrap_err()
+}
+
+fn preset_err(overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load(&ConfigSource::Preset("sandy_bridge".into()), &o).unwrap_err().to_string()
+}
+
+#[test]
+fn every_preset_resolves_and_round_trips_through_toml() {
+    for p in presets() {
+        let spec = load(&ConfigSource::Preset(p.name.into()), &[]).unwrap();
+        let again = load(&ConfigSource::Text(spec.to_toml()), &[]).unwrap();
+        assert_eq!(spec, again, "preset {}", p.name);
+        assert_eq!(spec.to_toml(), again.to_toml());
+    }
+}
+
+#[test]
+fn unknown_key_names_its_path_and_the_allowed_keys() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.entires=1024"]);
+    assert!(e.contains("mmu.tlb.l2_tlb"), "{e}");
+    assert!(e.contains("entires") && e.contains("entries"), "{e}");
+}
+
+#[test]
+fn unknown_top_level_section_is_an_error() {
+    let e = preset_err(&["tlbs.x=1"]);
+    assert!(e.contains("tlbs"), "{e}");
+}
+
+#[test]
+fn ways_must_divide_entries() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.ways=3"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.ways") && e.contains("not divisible"), "{e}");
+}
+
+#[test]
+fn sets_must_be_a_power_of_two() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.entries=384"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.entries") && e.contains("power of two"), "{e}");
+}
+
+#[test]
+fn cache_geometry_is_checked() {
+    let e = preset_err(&["cache.l2.size=\"96KiB\""]);
+    assert!(e.contains("cache.l2.size") && e.contains("power of two"), "{e}");
+}
+
+#[test]
+fn unknown_mechanism_lists_allowed_names() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.replacement=lur"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.replacement.kind"), "{e}");
+    assert!(e.contains("lru") && e.contains("random"), "{e}");
+}
+
+#[test]
+fn unknown_mechanism_parameter_is_an_error() {
+    let e = preset_err(&["physmem.page_size.maxx=\"1g\""]);
+    assert!(e.contains("physmem.page_size") && e.contains("maxx"), "{e}");
+}
+
+#[test]
+fn policy_producing_unheld_page_size_is_a_contradiction() {
+    let e = preset_err(&["physmem.page_size.kind=thp", "physmem.page_size.max=\"1g\""]);
+    assert!(e.contains("physmem.page_size") && e.contains("1g"), "{e}");
+}
+
+#[test]
+fn thp_is_one_override() {
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &["physmem.page_size=thp".into()]).unwrap();
+    assert_eq!(spec.physmem.page_size.kind, "thp");
+    assert_eq!(spec.physmem.page_size.params.get("max").and_then(|v| v.as_str()), Some("2m"));
+}
+
+#[test]
+fn entry_level_must_exist() {
+    let e = load_err(
+        "inherit = \"tlb_only\"\n[walker]\nentry_level = \"l2\"\n",
+        &[],
+    )
+    .to_string();
+    assert!(e.contains("walker.entry_level") && e.contains("dram"), "{e}");
+}
+
+#[test]
+fn inherit_merges_over_a_preset() {
+    let spec = load(
+        &ConfigSource::Text("inherit = \"sandy_bridge\"\nname = \"mine\"\n[mmu.tlb.l2_tlb]\nentries = 1024\n".into()),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(spec.name, "mine");
+    assert_eq!(spec.mmu.tlb["l2_tlb"].entries, 1024);
+    assert_eq!(spec.mmu.tlb["l2_tlb"].latency, 7);
+}
+
+#[test]
+fn unknown_preset_lists_presets() {
+    let e = load(&ConfigSource::Preset("nope".into()), &[]).unwrap_err().to_string();
+    assert!(e.contains("sandy_bridge") && e.contains("gtsm_ptlsim"), "{e}");
+}
+
+#[test]
+fn bad_byte_size_is_explained() {
+    let e = preset_err(&["physmem.capacity=\"16 parsecs\""]);
+    assert!(e.contains("physmem.capacity") && e.contains("16 parsecs"), "{e}");
+}
+
+#[test]
+fn level_gap_is_an_error() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.level=3"]);
+    assert!(e.contains("mmu.tlb") && e.contains("gaps"), "{e}");
+}
+
+#[test]
+fn psc_names_are_checked() {
+    let e = preset_err(&["mmu.psc.pte.entries=4", "mmu.psc.pte.ways=4"]);
+    assert!(e.contains("mmu.psc.pte") && e.contains("pde"), "{e}");
+}
+
+#[test]
+fn malformed_override_is_an_error() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.entries"]);
+    assert!(e.contains("dotted.key=value"), "{e}");
+}
+

@@ -1,0 +1,461 @@
+//! Tessera's native binary trace format (`.tess`): a streaming reader and an
+//! atomic writer.
+//!
+//! ## What it models
+//! Fixed 16-byte little-endian records in independently zstd-compressed,
+//! checksummed blocks of up to 65 536 records, framed by a header and an end
+//! block with totals. The byte-level layout is specified in
+//! `docs/trace-format.md`; the constants below are the single source of truth
+//! for the numbers in it.
+//!
+//! ```text
+//! header   magic[8] = 89 54 45 53 53 0d 0a 1a ("\x89TESS\r\n\x1a")
+//!          u16 version = 1, u16 flags = 0, u32 meta_len, meta_len bytes of JSON
+//! block*   u32 compressed_len, u32 records (1..=65536), u64 xxh3_64(uncompressed),
+//!          compressed_len bytes: one zstd frame of records × 16 bytes
+//! end      u32 0, u32 0, u64 0, u64 total_records, u64 total_instructions,
+//!          magic[8] = "TESS-END"
+//! record   u64 vaddr, u32 ins_gap, u16 asid, u8 kind (0 load, 1 store, 2 ifetch), u8 size
+//! ```
+//!
+//! ## Choices
+//! - Every malformed input is an [`Error::Trace`] with the byte offset of the
+//!   header field or block at fault, never a panic: a truncated or bit-flipped
+//!   file is found by the length checks, the zstd frame, the per-block xxh3,
+//!   the kind byte check, the end-block totals and the trailing magic.
+//! - Lengths read from the file are bounded before anything is allocated
+//!   (metadata ≤ 16 MiB, a block ≤ zstd's bound for 1 MiB), so a flipped length
+//!   byte cannot make the reader allocate gigabytes.
+//! - The writer compresses at zstd level [`ZSTD_LEVEL`] and fsyncs before the
+//!   rename that publishes the file.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use crate::access::{AccessBatch, AccessKind};
+use crate::error::{Error, Location, Result};
+use crate::stream::AccessSource;
+use crate::trace::output::AtomicOutput;
+use crate::trace::{batch_cap, display_name, source_name};
+
+/// First 8 bytes of every native trace.
+pub const MAGIC: [u8; 8] = *b"\x89TESS\r\n\x1a";
+/// Last 8 bytes of every complete native trace.
+pub const END_MAGIC: [u8; 8] = *b"TESS-END";
+/// Version this build writes.
+pub const VERSION: u16 = 1;
+/// Versions this build reads.
+pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+/// Fixed part of the file header (magic, version, flags, metadata length).
+pub const HEADER_LEN: u64 = 16;
+pub const BLOCK_HEADER_LEN: usize = 16;
+pub const RECORD_LEN: usize = 16;
+/// Most records one block holds.
+pub const BLOCK_RECORDS: usize = 65536;
+/// Largest metadata JSON accepted.
+pub const MAX_META_LEN: u32 = 16 << 20;
+/// zstd level the writer uses.
+pub const ZSTD_LEVEL: i32 = 3;
+
+fn max_compressed_len() -> usize {
+    zstd::zstd_safe::compress_bound(BLOCK_RECORDS * RECORD_LEN)
+}
+
+/// Streaming reader of a native trace.
+pub struct NativeReader<R: Read = File> {
+    inner: R,
+    file: String,
+    name: String,
+    /// Bytes consumed from the file.
+    offset: u64,
+    total: u64,
+    version: u16,
+    meta: serde_json::Value,
+    dec: zstd::bulk::Decompressor<'static>,
+    comp: Vec<u8>,
+    /// Uncompressed records of the current block.
+    data: Vec<u8>,
+    /// Next record (byte index) in `data`.
+    cur: usize,
+    /// File offset of the current block's header.
+    block_offset: u64,
+    records: u64,
+    instructions: u64,
+    done: bool,
+}
+
+impl NativeReader<File> {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = display_name(path);
+        let f = File::open(path).map_err(|e| Error::io(file.clone(), e))?;
+        let total = f.metadata().map_err(|e| Error::io(file.clone(), e))?.len();
+        Self::from_reader(f, file, source_name(path), total)
+    }
+}
+
+impl<R: Read> NativeReader<R> {
+    /// Read from any byte source (the header is read and checked here). `file`
+    /// names it in errors, `name` in `describe()`, `total` is its length.
+    pub fn from_reader(inner: R, file: String, name: String, total: u64) -> Result<Self> {
+        let dec = zstd::bulk::Decompressor::new().map_err(|e| Error::io(file.clone(), e))?;
+        let mut r = NativeReader {
+            inner,
+            file,
+            name,
+            offset: 0,
+            total,
+            version: 0,
+            meta: serde_json::Value::Null,
+            dec,
+            comp: Vec::new(),
+            data: Vec::new(),
+            cur: 0,
+            block_offset: 0,
+            records: 0,
+            instructions: 0,
+            done: false,
+        };
+        r.read_header()?;
+        Ok(r)
+    }
+
+    /// Format version of the file.
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// The metadata JSON stored in the header.
+    pub fn meta(&self) -> &serde_json::Value {
+        &self.meta
+    }
+
+    fn fail(&self, offset: u64, msg: impl Into<String>) -> Error {
+        Error::trace(self.file.clone(), Location::Offset(offset), msg)
+    }
+
+    /// Read as many bytes as fit in `buf`; returns the count (short only at EOF).
+    fn read_upto(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.inner.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(self.file.clone(), e)),
+            }
+        }
+        self.offset += got as u64;
+        Ok(got)
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8], what: &str) -> Result<()> {
+        let start = self.offset;
+        let got = self.read_upto(buf)?;
+        if got < buf.len() {
+            return Err(self.fail(
+                start,
+                format!("truncated: {what} needs {} bytes, the file ends after {got}", buf.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_header(&mut self) -> Result<()> {
+        let mut h = [0u8; HEADER_LEN as usize];
+        let got = self.read_upto(&mut h[..8])?;
+        if h[..got] != MAGIC[..got] || got == 0 {
+            return Err(self.fail(0, "not a Tessera trace (wrong magic bytes)"));
+        }
+        if got < 8 {
+            return Err(self.fail(0, format!("truncated header: the file ends after {got} bytes")));
+        }
+        let mut rest = [0u8; 8];
+        self.read_exact(&mut rest, "header")?;
+        h[8..].copy_from_slice(&rest);
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if !SUPPORTED_VERSIONS.contains(&version) {
+            let list: Vec<String> = SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect();
+            return Err(self.fail(
+                8,
+                format!("unsupported trace version {version} (this build reads version {})", list.join(", ")),
+            ));
+        }
+        let flags = u16::from_le_bytes([h[10], h[11]]);
+        if flags != 0 {
+            return Err(self.fail(10, format!("unsupported flags {flags:#06x} (version 1 defines none)")));
+        }
+        let meta_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+        if meta_len > MAX_META_LEN {
+            return Err(self.fail(12, format!("corrupt header: metadata length {meta_len} exceeds 16 MiB")));
+        }
+        let mut meta = vec![0u8; meta_len as usize];
+        self.read_exact(&mut meta, "metadata")?;
+        self.meta = if meta.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&meta)
+                .map_err(|e| self.fail(HEADER_LEN, format!("corrupt header: metadata is not valid JSON ({e})")))?
+        };
+        self.version = version;
+        Ok(())
+    }
+
+    /// Load the next block into `data`. Returns `false` after the end block.
+    fn next_block(&mut self) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let at = self.offset;
+        self.block_offset = at;
+        let mut h = [0u8; BLOCK_HEADER_LEN];
+        let got = self.read_upto(&mut h)?;
+        if got == 0 {
+            return Err(self.fail(at, "truncated: missing end block"));
+        }
+        if got < BLOCK_HEADER_LEN {
+            return Err(self.fail(at, format!("truncated block header: the file ends after {got} of 16 bytes")));
+        }
+        let clen = u32::from_le_bytes(h[0..4].try_into().unwrap()) as usize;
+        let count = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;
+        let hash = u64::from_le_bytes(h[8..16].try_into().unwrap());
+        if count == 0 {
+            if clen != 0 || hash != 0 {
+                return Err(self.fail(at, "corrupt block: a block of 0 records must have length and checksum 0"));
+            }
+            self.read_end(at)?;
+            self.done = true;
+            return Ok(false);
+        }
+        if count > BLOCK_RECORDS || clen == 0 || clen > max_compressed_len() {
+            return Err(self.fail(
+                at,
+                format!("corrupt block: header says {count} records in {clen} compressed bytes"),
+            ));
+        }
+        let mut comp = std::mem::take(&mut self.comp);
+        comp.resize(clen, 0);
+        let read = self.read_exact(&mut comp, "block");
+        if let Err(e) = read {
+            self.comp = comp;
+            return Err(match e {
+                Error::Trace { msg, .. } => self.fail(at, msg),
+                e => e,
+            });
+        }
+        let want = count * RECORD_LEN;
+        self.data.clear();
+        self.data.reserve(want);
+        let res = self.dec.decompress_to_buffer(&comp[..], &mut self.data);
+        self.comp = comp;
+        match res {
+            Ok(n) if n == want => {}
+            Ok(n) => {
+                return Err(self.fail(at, format!("corrupt block: {n} bytes decompressed, header says {want}")))
+            }
+            Err(e) => return Err(self.fail(at, format!("corrupt block: zstd: {e}"))),
+        }
+        if xxhash_rust::xxh3::xxh3_64(&self.data) != hash {
+            return Err(self.fail(at, "corrupt block: checksum mismatch"));
+        }
+        self.cur = 0;
+        Ok(true)
+    }
+
+    fn read_end(&mut self, at: u64) -> Result<()> {
+        let mut t = [0u8; 24];
+        self.read_exact(&mut t, "end block totals")?;
+        let records = u64::from_le_bytes(t[0..8].try_into().unwrap());
+        let instructions = u64::from_le_bytes(t[8..16].try_into().unwrap());
+        if t[16..24] != END_MAGIC {
+            return Err(self.fail(at + 16 + 16, "corrupt end block: wrong trailing magic"));
+        }
+        if records != self.records || instructions != self.instructions {
+            return Err(self.fail(
+                at + 16,
+                format!(
+                    "totals mismatch: end block says {records} records and {instructions} instructions, \
+                     the blocks hold {} and {}",
+                    self.records, self.instructions
+                ),
+            ));
+        }
+        let mut extra = [0u8; 1];
+        if self.read_upto(&mut extra)? != 0 {
+            return Err(self.fail(self.offset - 1, "trailing data after the end block"));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn bad_kind(&self, rec: usize, k: u8) -> Error {
+        self.fail(self.block_offset, format!("corrupt block: record {rec} has bad kind byte {k} (allowed 0, 1, 2)"))
+    }
+}
+
+impl<R: Read> AccessSource for NativeReader<R> {
+    fn next_batch(&mut self, out: &mut AccessBatch) -> Result<bool> {
+        out.clear();
+        let cap = batch_cap(out);
+        while out.len() < cap {
+            if self.cur >= self.data.len() && !self.next_block()? {
+                break;
+            }
+            let n = (cap - out.len()).min((self.data.len() - self.cur) / RECORD_LEN);
+            let end = self.cur + n * RECORD_LEN;
+            let mut gaps: u64 = 0;
+            for (k, r) in self.data[self.cur..end].chunks_exact(RECORD_LEN).enumerate() {
+                let vaddr = u64::from_le_bytes(r[0..8].try_into().unwrap());
+                let gap = u32::from_le_bytes(r[8..12].try_into().unwrap());
+                let asid = u16::from_le_bytes([r[12], r[13]]);
+                let kind = match r[14] {
+                    0 => AccessKind::Load,
+                    1 => AccessKind::Store,
+                    2 => AccessKind::IFetch,
+                    bad => {
+                        let rec = self.cur / RECORD_LEN + k;
+                        return Err(self.bad_kind(rec, bad));
+                    }
+                };
+                gaps += gap as u64;
+                out.push(gap, vaddr, kind, r[15], asid);
+            }
+            self.cur = end;
+            self.records += n as u64;
+            self.instructions += gaps;
+        }
+        // `next_block` returns false only after the end block's totals and
+        // trailing magic have been checked.
+        Ok(!out.is_empty())
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.offset.min(self.total), self.total)
+    }
+
+    fn describe(&self) -> String {
+        format!("trace:{}", self.name)
+    }
+}
+
+/// What a finished [`NativeWriter`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NativeSummary {
+    pub records: u64,
+    pub instructions: u64,
+    pub blocks: u64,
+    pub bytes: u64,
+}
+
+/// Writes a native trace atomically: into a temporary file in the same
+/// directory, renamed into place by [`NativeWriter::finish`]. Dropped
+/// unfinished (error, panic, forgotten `finish`), it removes the temporary file.
+pub struct NativeWriter {
+    out: AtomicOutput,
+    comp: zstd::bulk::Compressor<'static>,
+    raw: Vec<u8>,
+    cbuf: Vec<u8>,
+    records: u64,
+    instructions: u64,
+    blocks: u64,
+}
+
+impl NativeWriter {
+    pub fn create(path: &Path, meta: serde_json::Value) -> Result<Self> {
+        let name = display_name(path);
+        let meta = serde_json::to_vec(&meta).map_err(|e| {
+            Error::io(name.clone(), std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        })?;
+        if meta.len() > MAX_META_LEN as usize {
+            return Err(Error::io(
+                name,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "trace metadata larger than 16 MiB"),
+            ));
+        }
+        let comp = zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| Error::io(name.clone(), e))?;
+        let mut out = AtomicOutput::create(path)?;
+        let mut h = Vec::with_capacity(HEADER_LEN as usize + meta.len());
+        h.extend_from_slice(&MAGIC);
+        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        h.extend_from_slice(&meta);
+        out.write_all(&h)?;
+        Ok(NativeWriter {
+            out,
+            comp,
+            raw: Vec::with_capacity(BLOCK_RECORDS * RECORD_LEN),
+            cbuf: Vec::with_capacity(max_compressed_len()),
+            records: 0,
+            instructions: 0,
+            blocks: 0,
+        })
+    }
+
+    pub fn write_batch(&mut self, b: &AccessBatch) -> Result<()> {
+        debug_assert!(
+            b.ins_gap.len() == b.len() && b.kind.len() == b.len() && b.size.len() == b.len() && b.asid.len() == b.len()
+        );
+        let mut i = 0;
+        let n = b.len();
+        while i < n {
+            let room = BLOCK_RECORDS - self.raw.len() / RECORD_LEN;
+            let take = room.min(n - i);
+            for j in i..i + take {
+                let mut rec = [0u8; RECORD_LEN];
+                rec[0..8].copy_from_slice(&b.vaddr[j].to_le_bytes());
+                rec[8..12].copy_from_slice(&b.ins_gap[j].to_le_bytes());
+                rec[12..14].copy_from_slice(&b.asid[j].to_le_bytes());
+                rec[14] = b.kind[j] as u8;
+                rec[15] = b.size[j];
+                self.raw.extend_from_slice(&rec);
+                self.instructions += b.ins_gap[j] as u64;
+            }
+            self.records += take as u64;
+            i += take;
+            if self.raw.len() == BLOCK_RECORDS * RECORD_LEN {
+                self.flush_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        if self.raw.is_empty() {
+            return Ok(());
+        }
+        self.cbuf.clear();
+        self.comp
+            .compress_to_buffer(&self.raw[..], &mut self.cbuf)
+            .map_err(|e| Error::io(self.out.dest_name(), e))?;
+        let mut h = [0u8; BLOCK_HEADER_LEN];
+        h[0..4].copy_from_slice(&(self.cbuf.len() as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((self.raw.len() / RECORD_LEN) as u32).to_le_bytes());
+        h[8..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(&self.raw).to_le_bytes());
+        self.out.write_all(&h)?;
+        let cbuf = std::mem::take(&mut self.cbuf);
+        let res = self.out.write_all(&cbuf);
+        self.cbuf = cbuf;
+        res?;
+        self.raw.clear();
+        self.blocks += 1;
+        Ok(())
+    }
+
+    /// Bytes written so far (compressed blocks flushed to the file).
+    pub fn bytes_written(&self) -> u64 {
+        self.out.written()
+    }
+
+    pub fn finish(mut self) -> Result<NativeSummary> {
+        self.flush_block()?;
+        let mut end = [0u8; BLOCK_HEADER_LEN + 24];
+        end[16..24].copy_from_slice(&self.records.to_le_bytes());
+        end[24..32].copy_from_slice(&self.instructions.to_le_bytes());
+        end[32..40].copy_from_slice(&END_MAGIC);
+        self.out.write_all(&end)?;
+        let NativeWriter { out, records, instructions, blocks, .. } = self;
+        let bytes = out.commit()?;
+        Ok(NativeSummary { records, instructions, blocks, bytes })
+    }
+}

@@ -1,0 +1,107 @@
+//! Conversions between Python values and core types. Nothing here decides
+//! anything about the simulation: it only moves values across the boundary.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+use tessera_core::config::ConfigSource;
+use tessera_core::stats::Stats;
+use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
+use tessera_core::stream::AccessSource;
+
+use crate::errors::IntoPyResult;
+
+/// `("preset" | "file" | "text", value)` → [`ConfigSource`].
+pub fn config_source(kind: &str, value: String) -> PyResult<ConfigSource> {
+    match kind {
+        "preset" => Ok(ConfigSource::Preset(value)),
+        "file" => Ok(ConfigSource::File(PathBuf::from(value))),
+        "text" => Ok(ConfigSource::Text(value)),
+        other => Err(PyValueError::new_err(format!(
+            "config kind must be \"preset\", \"file\" or \"text\", not {other:?}"
+        ))),
+    }
+}
+
+/// Parameters of a built-in synthetic stream: (pattern, accesses, footprint bytes).
+pub type SyntheticArgs = (String, u64, u64);
+
+/// Open the access source named by exactly one of `trace` and `synthetic`.
+/// A synthetic stream draws from the run's seed.
+pub fn open_source(
+    py: Python<'_>,
+    trace: Option<PathBuf>,
+    synthetic: Option<SyntheticArgs>,
+    seed: u64,
+) -> PyResult<Box<dyn AccessSource + Send>> {
+    match (trace, synthetic) {
+        (Some(path), None) => tessera_core::trace::open(&path).py_err(py),
+        (None, Some((pattern, accesses, footprint))) => {
+            let pattern = Pattern::parse(&pattern).py_err(py)?;
+            let spec = SyntheticSpec::new(pattern, accesses, footprint, seed);
+            let source = Synthetic::new(spec).py_err(py)?;
+            Ok(Box::new(source))
+        }
+        _ => Err(PyValueError::new_err("give exactly one of a trace path and synthetic parameters")),
+    }
+}
+
+/// Any serialisable core value → plain Python objects (dict, list, str, int, float, bool, None).
+pub fn to_python<T: serde::Serialize>(py: Python<'_>, value: &T) -> PyResult<PyObject> {
+    let v = serde_json::to_value(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    json_to_py(py, &v)
+}
+
+pub fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => b.into_py_any(py)?,
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u.into_py_any(py)?
+            } else if let Some(i) = n.as_i64() {
+                i.into_py_any(py)?
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_py_any(py)?
+            }
+        }
+        Value::String(s) => s.into_py_any(py)?,
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_to_py(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, item) in map {
+                dict.set_item(k, json_to_py(py, item)?)?;
+            }
+            dict.into_any().unbind()
+        }
+    })
+}
+
+/// Counters and derived metrics as two Python dicts (sorted by name).
+pub fn stats_to_py<'py>(py: Python<'py>, stats: &Stats) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let counters = PyDict::new(py);
+    for (k, v) in &stats.counters {
+        counters.set_item(k, *v)?;
+    }
+    let derived = PyDict::new(py);
+    for (k, v) in &stats.derived {
+        derived.set_item(k, *v)?;
+    }
+    Ok((counters, derived))
+}
+
+/// A saved result's counters and derived metrics → [`Stats`] (without metadata).
+pub fn stats_from_py(counters: BTreeMap<String, u64>, derived: BTreeMap<String, f64>) -> Stats {
+    Stats { counters, derived, ..Stats::default() }
+}

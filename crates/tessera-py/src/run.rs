@@ -1,0 +1,96 @@
+//! The GIL-releasing entry points: resolve the config, open the source, let go
+//! of the GIL while the core simulates, and take it back briefly at every
+//! progress report to call the Python callback and check for Ctrl-C.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tessera_core::config;
+use tessera_core::error::Error;
+
+use crate::convert::{self, SyntheticArgs};
+use crate::errors::{self, IntoPyResult};
+
+/// Run one simulation.
+///
+/// Returns a dict with `counters`, `derived`, `config_toml` (the resolved
+/// machine), `source` (the stream's description), `seed` and `version`.
+/// `progress(done, total)` is called from the simulating thread with the GIL
+/// held; an exception it raises (or a pending Ctrl-C) stops the run and is
+/// re-raised here.
+#[pyfunction]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn simulate<'py>(
+    py: Python<'py>,
+    config_kind: &str,
+    config_value: String,
+    overrides: Vec<String>,
+    trace: Option<PathBuf>,
+    synthetic: Option<SyntheticArgs>,
+    seed: u64,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let source_cfg = convert::config_source(config_kind, config_value)?;
+    let spec = config::load(&source_cfg, &overrides).py_err(py)?;
+    let mut source = convert::open_source(py, trace, synthetic, seed)?;
+    let description = source.describe();
+
+    // The first Python error raised during the run (callback or signal handler).
+    let mut raised: Option<PyErr> = None;
+    let outcome = py.allow_threads(|| {
+        let mut report = |done: u64, total: u64| -> bool {
+            Python::with_gil(|py| {
+                let result = match &progress {
+                    Some(cb) => cb.call1(py, (done, total)).map(drop),
+                    None => Ok(()),
+                }
+                .and_then(|()| py.check_signals());
+                match result {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        tessera_core::run::simulate(&spec, seed, source.as_mut(), &mut report)
+    });
+    let stats = match outcome {
+        Ok(stats) => stats,
+        Err(Error::Interrupted) if raised.is_some() => return Err(raised.take().expect("checked")),
+        Err(e) => return Err(errors::to_py(py, e)),
+    };
+
+    let (counters, derived) = convert::stats_to_py(py, &stats)?;
+    let out = PyDict::new(py);
+    out.set_item("counters", counters)?;
+    out.set_item("derived", derived)?;
+    out.set_item("config_toml", spec.to_toml())?;
+    out.set_item("source", description)?;
+    out.set_item("seed", seed)?;
+    out.set_item("version", tessera_core::VERSION)?;
+    Ok(out)
+}
+
+/// Time the simulation of one stream (no stats kept beyond the throughput).
+/// Returns the core's `BenchResult` as a dict.
+#[pyfunction]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0))]
+pub fn bench(
+    py: Python<'_>,
+    config_kind: &str,
+    config_value: String,
+    overrides: Vec<String>,
+    trace: Option<PathBuf>,
+    synthetic: Option<SyntheticArgs>,
+    seed: u64,
+) -> PyResult<PyObject> {
+    let source_cfg = convert::config_source(config_kind, config_value)?;
+    let spec = config::load(&source_cfg, &overrides).py_err(py)?;
+    let mut source = convert::open_source(py, trace, synthetic, seed)?;
+    let result = py.allow_threads(|| tessera_core::run::bench(&spec, source.as_mut())).py_err(py)?;
+    convert::to_python(py, &result)
+}

@@ -1,0 +1,198 @@
+"""The Python API: run simulations and work with configs, traces and results.
+
+Everything that simulates or validates happens in the Rust core
+(``tessera._core``); these functions only put the arguments in the shape the
+core takes and wrap what it returns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Callable, Optional, Union
+
+from tessera import _core
+from tessera.config import ConfigLike, source_of
+from tessera.result import Result, load_result
+
+__all__ = [
+    "simulate",
+    "bench",
+    "compare",
+    "presets",
+    "resolve_config",
+    "stat_docs",
+    "registry",
+    "trace_info",
+    "convert_trace",
+    "synthetic_defaults",
+    "parse_size",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+ProgressFn = Callable[[int, int], Any]
+SyntheticLike = Mapping[str, Any]
+
+_SYNTHETIC_KEYS = ("pattern", "accesses", "footprint")
+
+
+def parse_size(size: Union[int, str]) -> int:
+    """A byte count as an int, or a string such as ``"1GiB"`` (parsed by the core)."""
+    if isinstance(size, bool):
+        raise TypeError("a size must be an int or a string like '1GiB'")
+    if isinstance(size, int):
+        if size < 0:
+            raise ValueError(f"a size cannot be negative ({size})")
+        return size
+    if isinstance(size, str):
+        return _core.parse_size(size)
+    raise TypeError(f"a size must be an int or a string like '1GiB', not {type(size).__name__}")
+
+
+def synthetic_defaults() -> dict[str, Any]:
+    """The core's default synthetic stream parameters (pattern, accesses, footprint, ...)."""
+    return dict(_core.synthetic_defaults())
+
+
+def _synthetic_args(synthetic: SyntheticLike) -> tuple[str, int, int]:
+    unknown = sorted(set(synthetic) - set(_SYNTHETIC_KEYS))
+    if unknown:
+        raise ValueError(f"unknown synthetic parameter(s) {', '.join(unknown)} (allowed: {', '.join(_SYNTHETIC_KEYS)})")
+    defaults = synthetic_defaults()
+    pattern = synthetic.get("pattern", defaults["pattern"])
+    accesses = synthetic.get("accesses", defaults["accesses"])
+    footprint = parse_size(synthetic.get("footprint", defaults["footprint"]))
+    if not isinstance(pattern, str):
+        raise TypeError("synthetic 'pattern' must be a string such as 'uniform'")
+    if isinstance(accesses, bool) or not isinstance(accesses, int) or accesses < 0:
+        raise ValueError(f"synthetic 'accesses' must be a non-negative int, not {accesses!r}")
+    return (pattern, accesses, footprint)
+
+
+def _source_args(
+    trace: Optional[PathLike], synthetic: Optional[SyntheticLike]
+) -> tuple[Optional[str], Optional[tuple[str, int, int]]]:
+    if (trace is None) == (synthetic is None):
+        raise ValueError("give exactly one of `trace` (a path) and `synthetic` (a dict)")
+    if trace is not None:
+        return (os.fspath(trace), None)
+    assert synthetic is not None
+    return (None, _synthetic_args(synthetic))
+
+
+def _overrides(overrides: Union[Iterable[str], Mapping[str, Any]]) -> list[str]:
+    """``["a.b=1", ...]`` or ``{"a.b": 1}`` → ``["a.b=1", ...]`` (values in TOML syntax)."""
+    if isinstance(overrides, str):
+        raise TypeError("overrides must be a list of 'dotted.key=value' strings or a dict, not a single string")
+    if isinstance(overrides, Mapping):
+        from tessera.config import _value
+
+        return [f"{k}={_value(v, k)}" for k, v in overrides.items()]
+    return [str(o) for o in overrides]
+
+
+def simulate(
+    config: ConfigLike,
+    trace: Optional[PathLike] = None,
+    *,
+    synthetic: Optional[SyntheticLike] = None,
+    overrides: Union[Iterable[str], Mapping[str, Any]] = (),
+    seed: int = 0,
+    progress: Optional[ProgressFn] = None,
+) -> Result:
+    """Simulate one access stream on one machine.
+
+    ``config`` is a preset name (see :func:`presets`), a path to a TOML file,
+    TOML text, or a dict of the same structure. ``overrides`` are
+    ``"dotted.key=value"`` strings (or a ``{dotted key: value}`` dict) applied
+    on top. Give either ``trace`` (a lackey or native ``.tess`` file) or
+    ``synthetic`` (``{"pattern": "uniform", "accesses": 1_000_000,
+    "footprint": "1GiB"}``; missing keys take the core's defaults).
+
+    ``progress(done, total)`` is called every few batches from the simulating
+    thread; raising from it (``KeyboardInterrupt`` included) stops the run and
+    the exception propagates. Ctrl-C stops the run with ``KeyboardInterrupt``.
+
+    Raises :class:`~tessera.ConfigError`, :class:`~tessera.TraceError`,
+    :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
+    """
+    kind, value = source_of(config)
+    trace_path, synth = _source_args(trace, synthetic)
+    raw = _core.simulate(kind, value, _overrides(overrides), trace_path, synth, int(seed), progress)
+    return Result._from_core(raw)
+
+
+def bench(
+    config: ConfigLike = "tlb_only",
+    trace: Optional[PathLike] = None,
+    *,
+    synthetic: Optional[SyntheticLike] = None,
+    overrides: Union[Iterable[str], Mapping[str, Any]] = (),
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
+    kind, value = source_of(config)
+    trace_path, synth = _source_args(trace, synthetic)
+    return dict(_core.bench(kind, value, _overrides(overrides), trace_path, synth, int(seed)))
+
+
+def resolve_config(config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()) -> str:
+    """Validate a config (with overrides) and return the resolved machine as TOML text."""
+    kind, value = source_of(config)
+    return _core.resolve_config(kind, value, _overrides(overrides))
+
+
+def presets() -> dict[str, str]:
+    """``{preset name: one-line summary}`` of the machines shipped with Tessera."""
+    return {name: summary for name, summary, _toml in _core.presets()}
+
+
+def preset_toml(name: str) -> str:
+    """The TOML text of a shipped preset, as written (not resolved)."""
+    for n, _summary, text in _core.presets():
+        if n == name:
+            return text
+    raise KeyError(name)
+
+
+def stat_docs(
+    config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()
+) -> dict[str, tuple[str, str]]:
+    """``{stat name: (unit, description)}`` for every stat the machine reports."""
+    kind, value = source_of(config)
+    return dict(_core.stat_docs(kind, value, _overrides(overrides)))
+
+
+def registry() -> dict[str, list[tuple[str, str]]]:
+    """``{family config key: [(mechanism name, summary), ...]}``."""
+    return {key: list(mechs) for key, mechs in _core.registry()}
+
+
+def _as_result(x: Union[Result, PathLike]) -> Result:
+    return x if isinstance(x, Result) else load_result(x)
+
+
+def compare(base: Union[Result, PathLike], other: Union[Result, PathLike]) -> dict[str, Any]:
+    """Equation 1 of the scale-out MMU study: the cycles expected from the
+    change in walk cycles between ``base`` (e.g. 4 KiB pages) and ``other``
+    (e.g. THP), against the cycles actually simulated. Results or paths to
+    result files."""
+    b, o = _as_result(base), _as_result(other)
+    return dict(_core.compare(b.counters, b.derived, o.counters, o.derived))
+
+
+def trace_info(path: PathLike) -> dict[str, Any]:
+    """Read a whole trace and summarise it (format, records, instructions, footprint, ...)."""
+    return dict(_core.trace_info(os.fspath(path)))
+
+
+def convert_trace(src: PathLike, dst: PathLike, to: Optional[str] = None) -> dict[str, Any]:
+    """Convert a trace (format detected) to ``to`` = ``"native"`` or ``"lackey"``.
+
+    With ``to=None`` the format follows ``dst``'s suffix: ``.tess`` → native,
+    anything else → lackey. The output appears only if the whole input converted.
+    """
+    dst_s = os.fspath(dst)
+    if to is None:
+        to = "native" if dst_s.lower().endswith(".tess") else "lackey"
+    return dict(_core.trace_convert(os.fspath(src), dst_s, to))

@@ -1,0 +1,234 @@
+"""The result of one run, and its files.
+
+A result file holds everything needed to trace a number back to the machine
+that produced it:
+
+.. code-block:: json
+
+    {
+      "config": {...},            // the resolved machine, every default written out
+      "config_toml": "...",       // the same, as the TOML text the core wrote
+      "seed": 0,
+      "source": "trace:sort.tess",
+      "stats": {"counters": {...}, "derived": {...}},
+      "tessera_version": "0.1.0"
+    }
+
+Files are deterministic (sorted keys, no time stamps or host names): the same
+config, input and seed give byte-identical files. They are written atomically
+(temporary file + rename), so a failed or interrupted run never leaves a
+partial file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from tessera.config import flatten, loads_toml
+from tessera.errors import ResultFileError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+__all__ = ["Result", "load_result", "write_atomic", "FORMATS"]
+
+#: Result file formats accepted by :meth:`Result.save`.
+FORMATS = ("json", "csv")
+
+_PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _finite_or_none(x: float) -> Optional[float]:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+class Result:
+    """Stats, resolved config and provenance of one run.
+
+    - ``counters``: ``{dotted name: int}`` raw event counts.
+    - ``derived``: ``{name: float}`` metrics computed by the core from the
+      counters (NaN where undefined, e.g. a miss rate with no lookups).
+    - ``stats``: one flat dict: the counters, plus every derived metric as
+      ``derived.<name>``.
+    - ``config``: the resolved machine as a dict; ``config_toml`` the same as text.
+    - ``source``: what was simulated (``trace:<file>`` or ``synthetic:...``).
+    - ``seed``, ``version`` (the Tessera version that produced it).
+    """
+
+    __slots__ = ("counters", "derived", "config_toml", "source", "seed", "version", "_config")
+
+    def __init__(
+        self,
+        *,
+        counters: Mapping[str, int],
+        derived: Mapping[str, Optional[float]],
+        config_toml: str,
+        source: str,
+        seed: int,
+        version: str,
+    ) -> None:
+        self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
+        self.derived: dict[str, float] = {
+            k: float("nan") if derived[k] is None else float(derived[k]) for k in sorted(derived)  # type: ignore[arg-type]
+        }
+        self.config_toml = config_toml
+        self.source = source
+        self.seed = int(seed)
+        self.version = version
+        self._config: Optional[dict[str, Any]] = None
+
+    @classmethod
+    def _from_core(cls, raw: Mapping[str, Any]) -> "Result":
+        return cls(
+            counters=raw["counters"],
+            derived=raw["derived"],
+            config_toml=raw["config_toml"],
+            source=raw["source"],
+            seed=raw["seed"],
+            version=raw["version"],
+        )
+
+    # ----------------------------------------------------------------- views
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The resolved machine description as a dict (parsed from ``config_toml``)."""
+        if self._config is None:
+            self._config = loads_toml(self.config_toml)
+        return self._config
+
+    @property
+    def stats(self) -> dict[str, Union[int, float]]:
+        """Counters and ``derived.<name>`` metrics in one flat dict."""
+        out: dict[str, Union[int, float]] = dict(self.counters)
+        for k, v in self.derived.items():
+            out[f"derived.{k}"] = v
+        return out
+
+    def __getitem__(self, name: str) -> Union[int, float]:
+        return self.stats[name]
+
+    def __repr__(self) -> str:
+        name = self.config.get("name", "?")
+        return f"<tessera.Result {name} on {self.source} seed={self.seed}: {len(self.counters)} counters, {len(self.derived)} derived>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form written by :meth:`save` (undefined metrics are ``None``)."""
+        return {
+            "tessera_version": self.version,
+            "seed": self.seed,
+            "source": self.source,
+            "config": self.config,
+            "config_toml": self.config_toml,
+            "stats": {
+                "counters": dict(self.counters),
+                "derived": {k: _finite_or_none(v) for k, v in self.derived.items()},
+            },
+        }
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
+        return json.dumps(self.to_dict(), sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+    def to_row(self) -> dict[str, Any]:
+        """One flat row: ``seed``, ``source``, every stat, and ``config.<dotted key>``."""
+        row: dict[str, Any] = {"seed": self.seed, "source": self.source}
+        row.update(self.stats)
+        row.update(flatten(self.config, "config."))
+        return row
+
+    def to_pandas(self) -> "pandas.DataFrame":
+        """A one-row DataFrame with one column per stat plus ``config.<dotted key>`` columns."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_row()])
+
+    def to_csv(self) -> str:
+        """One header row and one data row of :meth:`to_row`."""
+        row = self.to_row()
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(list(row))
+        w.writerow([_csv_cell(v) for v in row.values()])
+        return buf.getvalue()
+
+    # ----------------------------------------------------------------- files
+
+    def save(self, path: _PathLike, format: Optional[str] = None) -> Path:
+        """Write the result atomically as ``"json"`` (default) or ``"csv"``.
+
+        With ``format=None`` the format follows the file's suffix (``.csv`` →
+        CSV, anything else → JSON).
+        """
+        p = Path(path)
+        fmt = format or ("csv" if p.suffix.lower() == ".csv" else "json")
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown result format {fmt!r} (allowed: {', '.join(FORMATS)})")
+        text = self.to_json() if fmt == "json" else self.to_csv()
+        write_atomic(p, text)
+        return p
+
+
+def _csv_cell(v: Any) -> Any:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ""
+    return v
+
+
+def write_atomic(path: _PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same
+    directory and a rename, so readers never see a partial file."""
+    p = Path(path)
+    # open(..., "x") rather than mkstemp: the file gets the usual umask permissions.
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def load_result(path: _PathLike) -> Result:
+    """Read a JSON result file written by :meth:`Result.save` or ``tessera run --out``."""
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ResultFileError(p, e.strerror or str(e)) from None
+    except ValueError as e:
+        raise ResultFileError(p, f"not a JSON result file ({e})") from None
+    try:
+        stats = data["stats"]
+        return Result(
+            counters=stats["counters"],
+            derived=stats["derived"],
+            config_toml=data["config_toml"],
+            source=data["source"],
+            seed=data["seed"],
+            version=data["tessera_version"],
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise ResultFileError(p, f"not a Tessera result file (missing or bad {e})") from None
