@@ -54,10 +54,10 @@ class Result:
     """Stats, resolved config and provenance of one run.
 
     - ``counters``: ``{dotted name: int}`` raw event counts.
-    - ``derived``: ``{name: float}`` metrics computed by the core from the
-      counters (NaN where undefined, e.g. a miss rate with no lookups).
-    - ``stats``: one flat dict: the counters, plus every derived metric as
-      ``derived.<name>``.
+    - ``derived``: ``{"derived.<name>": float}`` metrics computed by the core
+      from the counters and the machine (a metric whose denominator is zero is
+      left out).
+    - ``stats``: one flat dict: the counters and the derived metrics.
     - ``config``: the resolved machine as a dict; ``config_toml`` the same as text.
     - ``source``: what was simulated (``trace:<file>`` or ``synthetic:...``).
     - ``seed``, ``version`` (the Tessera version that produced it).
@@ -110,7 +110,7 @@ class Result:
         """Counters and ``derived.<name>`` metrics in one flat dict."""
         out: dict[str, Union[int, float]] = dict(self.counters)
         for k, v in self.derived.items():
-            out[f"derived.{k}"] = v
+            out[k if k.startswith("derived.") else f"derived.{k}"] = v
         return out
 
     def __getitem__(self, name: str) -> Union[int, float]:

@@ -66,7 +66,7 @@ fn compare(
 ) -> PyResult<PyObject> {
     let base = convert::stats_from_py(base_counters, base_derived);
     let other = convert::stats_from_py(other_counters, other_derived);
-    let comparison = tessera_core::stats::derived::compare(&base, &other);
+    let comparison = tessera_core::stats::derived::compare(&base, &other).py_err(py)?;
     convert::to_python(py, &comparison)
 }
 

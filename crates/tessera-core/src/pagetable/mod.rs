@@ -379,7 +379,7 @@ mod tests {
             for (asid, va, s, frame) in reqs {
                 let size = size_of(s);
                 // Keep addresses in a few GiB so regions collide often.
-                let va = (va & va_mask) % (8 << 30) | (va & va_mask & !((64 << 30) - 1));
+                let va = ((va & va_mask) % (8 << 30)) | (va & va_mask & !((64 << 30) - 1));
                 let start = va & !(size.bytes() - 1);
                 let pfn = Pfn(frame << size.order());
                 let overlaps = reference.iter().any(|(&(a, s0), &(sz, _))| {

@@ -14,6 +14,7 @@
 //!   - more ways (fully associative TLBs with 1024+ entries): a doubly linked
 //!     recency list per set in flat `u32` arrays, so touch, unlink and victim
 //!     are all O(1).
+//!
 //!   Both give the same victims; only speed differs.
 //! - A fill is a touch (the new entry becomes most recent); an invalidated way
 //!   leaves the order and re-enters it as most recent when filled again.

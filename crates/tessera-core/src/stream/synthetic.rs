@@ -194,7 +194,10 @@ fn scale(r: u64, n: u64) -> u64 {
 /// A synthetic stream; see the module doc.
 pub struct Synthetic {
     spec: SyntheticSpec,
-    rng: SimRng,
+    /// Address draws and decision draws come from two generators: two
+    /// independent dependency chains run in parallel on the CPU.
+    addr_rng: SimRng,
+    decide_rng: SimRng,
     done: u64,
     /// 8-byte slots in the whole footprint and in the hot region.
     slots: u64,
@@ -212,7 +215,8 @@ impl Synthetic {
         let slots = spec.footprint / 8;
         let hot_slots = (((spec.footprint as f64 * spec.hot_footprint_fraction) as u64) / 8).clamp(1, slots);
         Ok(Synthetic {
-            rng: component_rng(spec.seed, "stream.synthetic"),
+            addr_rng: component_rng(spec.seed, "stream.synthetic.addr"),
+            decide_rng: component_rng(spec.seed, "stream.synthetic.decide"),
             done: 0,
             slots,
             hot_slots,
@@ -229,38 +233,45 @@ impl Synthetic {
     }
 
     fn fill(&mut self, out: &mut AccessBatch, n: usize) {
-        let gap = self.spec.ins_per_access;
-        out.ins_gap.resize(n, gap);
+        out.ins_gap.resize(n, self.spec.ins_per_access);
         out.size.resize(n, ACCESS_SIZE);
         out.asid.resize(n, 0);
-        let rng = &mut self.rng;
+        out.vaddr.resize(n, 0);
+        out.kind.resize(n, AccessKind::Load);
+        // A local copy keeps the generator state in registers: writes through
+        // the output slices could otherwise alias it.
+        let mut arng = self.addr_rng.clone();
+        let mut drng = self.decide_rng.clone();
+        let store_t = self.store_t;
+        let kind = |d: u64| if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load };
+        let slots = out.vaddr.iter_mut().zip(out.kind.iter_mut());
         match self.spec.pattern {
             Pattern::Uniform => {
-                let (slots, store_t) = (self.slots, self.store_t);
-                for _ in 0..n {
-                    let a = BASE_VADDR + 8 * scale(rng.next_u64(), slots);
-                    let d = rng.next_u64();
-                    out.vaddr.push(a);
-                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                let n_slots = self.slots;
+                for (v, k) in slots {
+                    let m = arng.next_u64() as u128 * n_slots as u128;
+                    *v = BASE_VADDR + 8 * (m >> 64) as u64;
+                    // The low half of the product is the draw's unused fraction.
+                    *k = kind((m as u64) >> 32);
                 }
             }
             Pattern::HotCold => {
-                let (slots, hot_slots, store_t, hot_t) = (self.slots, self.hot_slots, self.store_t, self.hot_t);
-                for _ in 0..n {
-                    let r = rng.next_u64();
-                    let d = rng.next_u64();
-                    let range = if (d >> 32) < hot_t { hot_slots } else { slots };
-                    out.vaddr.push(BASE_VADDR + 8 * scale(r, range));
-                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                let (all, hot, hot_t) = (self.slots, self.hot_slots, self.hot_t);
+                for (v, k) in slots {
+                    let r = arng.next_u64();
+                    let d = drng.next_u64();
+                    // The hot/cold choice is unpredictable by design: ask for a cmov.
+                    let range = std::hint::select_unpredictable((d >> 32) < hot_t, hot, all);
+                    *v = BASE_VADDR + 8 * scale(r, range);
+                    *k = kind(d);
                 }
             }
             Pattern::Sequential => {
-                let (fp, step, store_t) = (self.spec.footprint, self.seq_step, self.store_t);
+                let (fp, step) = (self.spec.footprint, self.seq_step);
                 let mut off = self.seq_off;
-                for _ in 0..n {
-                    let d = rng.next_u64();
-                    out.vaddr.push(BASE_VADDR + off);
-                    out.kind.push(if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load });
+                for (v, k) in slots {
+                    *v = BASE_VADDR + off;
+                    *k = kind(drng.next_u64());
                     off += step;
                     if off >= fp {
                         off -= fp;
@@ -269,6 +280,8 @@ impl Synthetic {
                 self.seq_off = off;
             }
         }
+        self.addr_rng = arng;
+        self.decide_rng = drng;
     }
 }
 

@@ -172,11 +172,11 @@ mod tests {
 
     fn op(pool: u64) -> impl Strategy<Value = Op> {
         prop_oneof![
-            40 => (0..pool).prop_map(Op::Lookup),
-            40 => (0..pool, 0..1000u64).prop_map(|(t, d)| Op::Insert(t, d)),
-            10 => (0..pool).prop_map(Op::Invalidate),
-            2 => (2..7u64).prop_map(Op::InvalidateWhere),
-            1 => Just(Op::Flush),
+            400 => (0..pool).prop_map(Op::Lookup),
+            500 => (0..pool, 0..1000u64).prop_map(|(t, d)| Op::Insert(t, d)),
+            60 => (0..pool).prop_map(Op::Invalidate),
+            5 => (2..7u64).prop_map(Op::InvalidateWhere),
+            2 => Just(Op::Flush),
         ]
     }
 
@@ -220,9 +220,11 @@ mod tests {
     const GEOMETRIES: [(u32, u32); 7] = [(16, 1), (1, 1), (8, 4), (4, 16), (2, 40), (1, 64), (1, 200)];
 
     fn ops_for(sets: u32, ways: u32) -> impl Strategy<Value = Vec<Op>> {
-        // A pool of about 1.5× capacity gives a mix of hits, misses and evictions.
-        let pool = (sets as u64 * ways as u64 * 3 / 2).max(3);
-        prop::collection::vec(op(pool), 1..400)
+        // A pool of about 1.5× capacity and enough operations to fill the table
+        // several times give a mix of hits, misses and evictions.
+        let cap = sets as usize * ways as usize;
+        let pool = (cap as u64 * 3 / 2).max(3);
+        prop::collection::vec(op(pool), 1..(8 * cap).max(300))
     }
 
     fn case() -> impl Strategy<Value = ((u32, u32), Vec<Op>)> {
@@ -255,5 +257,27 @@ mod tests {
         r.lookup(0, 0);
         assert_eq!(r.insert(0, 9, 9), Some((1, 1)));
         assert_eq!(r.probe(0, 9), Some(1));
+    }
+
+    /// Guards the property tests: every geometry sees hits and evictions.
+    #[test]
+    fn op_streams_exercise_hits_and_evictions() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        for (sets, ways) in GEOMETRIES {
+            let (mut hits, mut evictions) = (0, 0);
+            for _ in 0..4 {
+                let mut t = fast(sets, ways, "random");
+                for o in ops_for(sets, ways).new_tree(&mut runner).unwrap().current() {
+                    match o {
+                        Op::Lookup(tag) => hits += t.lookup((tag % sets as u64) as u32, tag).is_some() as u32,
+                        Op::Insert(tag, d) => evictions += t.insert((tag % sets as u64) as u32, tag, d).is_some() as u32,
+                        _ => {}
+                    }
+                }
+            }
+            assert!(hits > 5 && evictions > 5, "{sets}x{ways}: {hits} hits, {evictions} evictions");
+        }
     }
 }

@@ -1,1 +1,215 @@
+use super::*;
+use crate::config::{load, ConfigSource};
+use proptest::prelude::*;
+use std::collections::VecDeque;
 
+fn mmu_from(overrides: &[&str], preset: &str) -> Mmu {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let spec = load(&ConfigSource::Preset(preset.into()), &o).unwrap();
+    Mmu::build(&spec.mmu, 1).unwrap()
+}
+
+/// Page size of the page containing `va` in the test address space: the upper
+/// half of every 1 GiB region is backed by 2 MiB pages.
+fn size_of(va: u64) -> PageSize {
+    if (va >> 29) & 1 == 1 {
+        PageSize::Size2M
+    } else {
+        PageSize::Size4K
+    }
+}
+
+/// Slow, obviously-correct model of an all-levels, LRU TLB hierarchy: each
+/// structure is a list of sets, each set a recency-ordered list of tags.
+struct RefTlb {
+    level: u32,
+    side: Side,
+    sizes: Vec<PageSize>,
+    sets: usize,
+    ways: usize,
+    content: Vec<VecDeque<u64>>,
+    hits: u64,
+    lookups: u64,
+}
+
+impl RefTlb {
+    fn probe(&mut self, va: u64, asid: Asid) -> Option<PageSize> {
+        self.lookups += 1;
+        for &s in &self.sizes {
+            let vpn = va >> s.shift();
+            let set = &mut self.content[(vpn as usize) % self.sets];
+            let t = tag(vpn, s, asid);
+            if let Some(pos) = set.iter().position(|&x| x == t) {
+                set.remove(pos);
+                set.push_front(t);
+                self.hits += 1;
+                return Some(s);
+            }
+        }
+        None
+    }
+    fn fill(&mut self, va: u64, asid: Asid, s: PageSize) {
+        let vpn = va >> s.shift();
+        let set = &mut self.content[(vpn as usize) % self.sets];
+        let t = tag(vpn, s, asid);
+        if let Some(pos) = set.iter().position(|&x| x == t) {
+            set.remove(pos);
+        } else if set.len() == self.ways {
+            set.pop_back();
+        }
+        set.push_front(t);
+    }
+}
+
+fn reference_for(spec: &crate::config::Spec) -> Vec<RefTlb> {
+    spec.mmu
+        .tlb
+        .values()
+        .map(|t| {
+            let ways = t.ways.resolve(t.entries) as usize;
+            let sets = t.entries as usize / ways;
+            RefTlb { level: t.level, side: t.side, sizes: t.page_sizes.clone(), sets, ways, content: vec![VecDeque::new(); sets], hits: 0, lookups: 0 }
+        })
+        .collect()
+}
+
+/// Returns the 0-based hit level, or None for a miss (then fills every level).
+fn ref_access(r: &mut [RefTlb], va: u64, asid: Asid, instr: bool) -> Option<usize> {
+    let on_side = |t: &RefTlb| t.side == Side::Unified || t.side == if instr { Side::Instr } else { Side::Data };
+    let max = r.iter().filter(|t| on_side(t)).map(|t| t.level).max().unwrap_or(0);
+    for l in 1..=max {
+        let mut hit = None;
+        for t in r.iter_mut().filter(|t| t.level == l && on_side(t)) {
+            if let Some(s) = t.probe(va, asid) {
+                hit = Some(s);
+            }
+        }
+        if let Some(s) = hit {
+            for up in 1..l {
+                if let Some(t) = r.iter_mut().find(|t| t.level == up && on_side(t) && t.sizes.contains(&s)) {
+                    t.fill(va, asid, s);
+                }
+            }
+            return Some(l as usize - 1);
+        }
+    }
+    let s = size_of(va);
+    for l in 1..=max {
+        if let Some(t) = r.iter_mut().find(|t| t.level == l && on_side(t) && t.sizes.contains(&s)) {
+            t.fill(va, asid, s);
+        }
+    }
+    None
+}
+
+fn fast_access(m: &mut Mmu, va: u64, asid: Asid, instr: bool) -> Option<usize> {
+    match m.lookup(va, asid, instr) {
+        Lookup::Hit { level, size, .. } => {
+            assert_eq!(size, size_of(va));
+            Some(level)
+        }
+        Lookup::Miss { .. } => {
+            m.fill_walk(va, asid, instr, size_of(va), va >> 12, false);
+            None
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// The hierarchy agrees with the reference access by access, on several
+    /// presets (split per-size L1s, unified multi-size L2, FA structures).
+    #[test]
+    fn hierarchy_matches_reference(
+        preset in prop::sample::select(vec!["sandy_bridge", "gtsm_ptlsim", "mosaic_gem5", "tlb_only"]),
+        accesses in prop::collection::vec((0u64..(3u64 << 30), 0u16..3, any::<bool>()), 1..1500),
+    ) {
+        let spec = load(&ConfigSource::Preset(preset.into()), &[]).unwrap();
+        let mut fast = Mmu::build(&spec.mmu, 7).unwrap();
+        let mut slow = reference_for(&spec);
+        for (va, asid, instr) in accesses {
+            let instr = instr && fast.translates_instr();
+            // Concentrate on few pages so that hits happen.
+            let va = va & !((1 << 24) - 1) | (va & 0x3f_f000);
+            prop_assert_eq!(fast_access(&mut fast, va, asid, instr), ref_access(&mut slow, va, asid, instr));
+        }
+        for (f, s) in fast.tlbs().iter().zip(slow.iter()) {
+            prop_assert_eq!(f.stats.lookups, s.lookups);
+            prop_assert_eq!(f.stats.hits, s.hits);
+        }
+    }
+}
+
+#[test]
+fn l2_hit_fills_l1() {
+    let mut m = mmu_from(&[], "tlb_only");
+    let va = 0x7f00_0000_0000;
+    assert!(matches!(m.lookup(va, 0, false), Lookup::Miss { .. }));
+    m.fill_walk(va, 0, false, PageSize::Size4K, 42, false);
+    // Evict it from the 4-way L1 set by touching 4 other pages mapping to that set (16 sets).
+    for k in 1..=4u64 {
+        let other = va + k * 16 * 4096;
+        m.fill_walk(other, 0, false, PageSize::Size4K, 100 + k, false);
+    }
+    match m.lookup(va, 0, false) {
+        Lookup::Hit { level, pfn_base, .. } => {
+            assert_eq!(level, 1);
+            assert_eq!(pfn_base, 42);
+        }
+        other => panic!("expected an L2 hit, got {other:?}"),
+    }
+    assert!(matches!(m.lookup(va, 0, false), Lookup::Hit { level: 0, .. }));
+}
+
+#[test]
+fn asids_do_not_alias() {
+    let mut m = mmu_from(&[], "tlb_only");
+    m.fill_walk(0x1000, 1, false, PageSize::Size4K, 5, false);
+    assert!(matches!(m.lookup(0x1000, 2, false), Lookup::Miss { .. }));
+    assert!(matches!(m.lookup(0x1000, 1, false), Lookup::Hit { pfn_base: 5, .. }));
+    assert_eq!(m.flush_asid(1), 2);
+    assert!(matches!(m.lookup(0x1000, 1, false), Lookup::Miss { .. }));
+}
+
+#[test]
+fn two_meg_pages_skip_an_l2_without_2m_entries() {
+    // Sandy Bridge's L2 TLB holds no 2 MiB entries: a 2 MiB translation lives only in L1.
+    let mut m = mmu_from(&[], "sandy_bridge");
+    m.fill_walk(0x4000_0000, 0, false, PageSize::Size2M, 512, false);
+    let l2 = m.tlbs().iter().find(|t| t.name == "l2_tlb").unwrap();
+    assert_eq!(l2.occupancy(), 0);
+    assert!(matches!(m.lookup(0x4012_3456, 0, false), Lookup::Hit { size: PageSize::Size2M, level: 0, .. }));
+}
+
+#[test]
+fn level_latencies_add_up() {
+    let mut m = mmu_from(&[], "sandy_bridge");
+    assert_eq!(m.lookup(0x5000, 0, false), Lookup::Miss { latency: 7 });
+}
+
+#[test]
+fn victim_policy_cascades_evictions_and_moves_hits_up() {
+    let mut m = mmu_from(&["mmu.fill=\"victim\""], "tlb_only");
+    let va = 0x10_0000_0000u64;
+    m.fill_walk(va, 0, false, PageSize::Size4K, 1, false);
+    let l2 = |m: &Mmu| m.tlbs().iter().find(|t| t.name == "l2_tlb").unwrap().occupancy();
+    assert_eq!(l2(&m), 0, "a walk fills only level 1");
+    for k in 1..=4u64 {
+        m.fill_walk(va + k * 16 * 4096, 0, false, PageSize::Size4K, 1 + k, false);
+    }
+    assert_eq!(l2(&m), 1, "the L1 victim moved to L2");
+    assert!(matches!(m.lookup(va, 0, false), Lookup::Hit { level: 1, pfn_base: 1, .. }));
+    // Moved up: L2 gave it away, and L1's victim took its place.
+    assert!(matches!(m.lookup(va, 0, false), Lookup::Hit { level: 0, .. }));
+    assert_eq!(l2(&m), 1);
+}
+
+#[test]
+fn dirty_marks_every_copy() {
+    let mut m = mmu_from(&[], "tlb_only");
+    m.fill_walk(0x9000, 0, false, PageSize::Size4K, 9, false);
+    assert!(matches!(m.lookup(0x9000, 0, false), Lookup::Hit { dirty: false, .. }));
+    m.mark_dirty(0x9000, 0, false);
+    assert!(matches!(m.lookup(0x9000, 0, false), Lookup::Hit { dirty: true, .. }));
+}

@@ -1,1 +1,171 @@
+use super::*;
+use crate::config::{load, ConfigSource};
+use crate::pagetable::PageTable;
 
+struct Rig {
+    walker: Walker,
+    mem: PhysMem,
+    pt: PageTable,
+    caches: CacheHierarchy,
+}
+
+fn rig(preset: &str, overrides: &[&str]) -> Rig {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let spec = load(&ConfigSource::Preset(preset.into()), &o).unwrap();
+    let caches = CacheHierarchy::build(&spec.cache, 3).unwrap();
+    let names: Vec<&'static str> = caches.level_names().to_vec();
+    Rig {
+        walker: Walker::build(&spec, &names, 3).unwrap(),
+        mem: PhysMem::build(&spec.physmem, 3).unwrap(),
+        pt: PageTable::new(spec.pagetable.levels),
+        caches,
+    }
+}
+
+impl Rig {
+    fn map(&mut self, va: u64, size: PageSize) -> u64 {
+        let pfn = self.mem.alloc(size.order(), "test page").unwrap();
+        self.pt.map(&mut self.mem, 0, va, size, pfn).unwrap();
+        pfn.0
+    }
+    fn walk(&mut self, va: u64, write: bool) -> (WalkResult, u64) {
+        let root = self.pt.root(&mut self.mem, 0).unwrap().0;
+        self.walker.walk(va, 0, root, write, false, &mut self.mem, &mut self.caches, true)
+    }
+}
+
+const VA: u64 = 0x7f12_3456_7000;
+
+#[test]
+fn cold_four_level_walk_issues_four_references() {
+    let mut r = rig("tlb_only", &[]);
+    let pfn = r.map(VA, PageSize::Size4K);
+    let (res, _) = r.walk(VA, false);
+    assert_eq!(res, WalkResult::Translated { pfn_base: pfn, size: PageSize::Size4K, dirty: false });
+    assert_eq!(r.walker.stats.refs_total, 4);
+    assert_eq!(r.walker.stats.walks, 1);
+    assert_eq!(r.walker.stats.leaves_4k, 1);
+}
+
+#[test]
+fn five_level_walk_issues_five_references() {
+    let mut r = rig("tlb_only", &["pagetable.levels=5"]);
+    r.map(VA, PageSize::Size4K);
+    r.walk(VA, false);
+    assert_eq!(r.walker.stats.refs_total, 5);
+}
+
+#[test]
+fn warm_pde_cache_leaves_one_reference() {
+    let mut r = rig("sandy_bridge", &[]);
+    r.map(VA, PageSize::Size4K);
+    r.map(VA + 0x1000, PageSize::Size4K);
+    r.walk(VA, false);
+    assert_eq!(r.walker.stats.refs_total, 4);
+    r.walk(VA + 0x1000, false);
+    assert_eq!(r.walker.stats.refs_total, 5, "the second walk reads only the PTE");
+    let pde = r.walker.pscs.iter().find(|p| p.name == "pde").unwrap();
+    assert_eq!((pde.stats.lookups, pde.stats.hits), (2, 1));
+}
+
+#[test]
+fn warm_pdpte_cache_leaves_two_references() {
+    let mut r = rig("sandy_bridge", &[]);
+    r.map(VA, PageSize::Size4K);
+    let other = VA + (4 << 21); // same 1 GiB region, another 2 MiB region
+    r.map(other, PageSize::Size4K);
+    r.walk(VA, false);
+    r.walk(other, false);
+    assert_eq!(r.walker.stats.refs_total, 4 + 2);
+}
+
+#[test]
+fn two_meg_leaf_is_found_by_the_third_reference() {
+    let mut r = rig("tlb_only", &[]);
+    let va = 0x7f00_0020_0000;
+    let pfn = r.map(va, PageSize::Size2M);
+    let (res, _) = r.walk(va + 0x12345, false);
+    assert_eq!(res, WalkResult::Translated { pfn_base: pfn, size: PageSize::Size2M, dirty: false });
+    assert_eq!(r.walker.stats.refs_total, 3);
+    assert_eq!(r.walker.stats.leaves_2m, 1);
+}
+
+#[test]
+fn one_gig_leaf_is_found_by_the_second_reference() {
+    let mut r = rig("tlb_only", &[]);
+    let va = 0x7f00_4000_0000;
+    r.map(va, PageSize::Size1G);
+    r.walk(va + 0x1234_5678, false);
+    assert_eq!(r.walker.stats.refs_total, 2);
+    assert_eq!(r.walker.stats.leaves_1g, 1);
+}
+
+#[test]
+fn unmapped_page_faults_at_the_first_missing_level() {
+    let mut r = rig("tlb_only", &[]);
+    let (res, _) = r.walk(VA, false);
+    assert_eq!(res, WalkResult::Fault { level: 4 });
+    assert_eq!(r.walker.stats.faulting_walks, 1);
+    assert_eq!(r.walker.stats.walks, 0);
+    r.map(VA, PageSize::Size4K);
+    let (res, _) = r.walk(VA + 0x1000, false);
+    assert_eq!(res, WalkResult::Fault { level: 1 });
+}
+
+#[test]
+fn walker_sets_accessed_and_dirty_bits_in_memory() {
+    let mut r = rig("tlb_only", &[]);
+    r.map(VA, PageSize::Size4K);
+    let leaf = r.pt.leaf_entry_addr(&r.mem, 0, VA).unwrap();
+    assert_eq!(r.mem.read_u64(leaf) & (ACCESSED | DIRTY), 0);
+    r.walk(VA, false);
+    assert_eq!(r.mem.read_u64(leaf) & (ACCESSED | DIRTY), ACCESSED);
+    assert_eq!(r.walker.stats.accessed_updates, 4);
+    let (res, _) = r.walk(VA, true);
+    assert!(matches!(res, WalkResult::Translated { dirty: true, .. }));
+    assert_eq!(r.mem.read_u64(leaf) & DIRTY, DIRTY);
+    assert_eq!(r.walker.stats.dirty_updates, 1);
+    assert_eq!(r.walker.stats.accessed_updates, 4, "bits already set are not rewritten");
+}
+
+#[test]
+fn walk_references_are_served_by_the_cache_hierarchy() {
+    // Sandy Bridge: walks enter at L1D. Cold: DRAM; repeated: L1D hits.
+    let mut r = rig("sandy_bridge", &["mmu.psc={}"]);
+    r.map(VA, PageSize::Size4K);
+    let (_, cold) = r.walk(VA, false);
+    assert_eq!(r.walker.stats.refs_dram, 4);
+    assert_eq!(cold, 4 * (8 + 200));
+    let (_, warm) = r.walk(VA, false);
+    assert_eq!(r.walker.stats.refs_l1d, 4);
+    assert_eq!(warm, 4 * (8 + 4));
+    assert_eq!(r.walker.stats.cycles, cold + warm);
+}
+
+#[test]
+fn walks_enter_at_the_configured_level() {
+    // GTSM's machine caches page-table references from L2 down, never in L1.
+    let mut r = rig("gtsm_ptlsim", &["mmu.psc={}"]);
+    r.map(VA, PageSize::Size4K);
+    r.walk(VA, false);
+    r.walk(VA, false);
+    assert_eq!(r.walker.stats.refs_l1d, 0);
+    assert_eq!(r.walker.stats.refs_l2, 4);
+    assert_eq!(r.walker.stats.refs_dram, 4);
+}
+
+#[test]
+fn psc_entries_are_per_address_space() {
+    let mut r = rig("sandy_bridge", &[]);
+    let p0 = r.mem.alloc(0, "t").unwrap();
+    let p1 = r.mem.alloc(0, "t").unwrap();
+    r.pt.map(&mut r.mem, 0, VA, PageSize::Size4K, p0).unwrap();
+    r.pt.map(&mut r.mem, 1, VA, PageSize::Size4K, p1).unwrap();
+    let root0 = r.pt.root(&mut r.mem, 0).unwrap().0;
+    let root1 = r.pt.root(&mut r.mem, 1).unwrap().0;
+    let (a, _) = r.walker.walk(VA, 0, root0, false, false, &mut r.mem, &mut r.caches, true);
+    let (b, _) = r.walker.walk(VA, 1, root1, false, false, &mut r.mem, &mut r.caches, true);
+    assert!(matches!(a, WalkResult::Translated { pfn_base, .. } if pfn_base == p0.0));
+    assert!(matches!(b, WalkResult::Translated { pfn_base, .. } if pfn_base == p1.0));
+    assert_eq!(r.walker.stats.refs_total, 8);
+}

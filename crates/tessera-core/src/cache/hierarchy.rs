@@ -1,0 +1,596 @@
+//! The cache hierarchy: present levels of `l1d`, `l2`, `llc`, then DRAM.
+//!
+//! ## What it models
+//! `access(paddr, is_write, start, source)`:
+//! 1. Levels are probed from `start` downward. The first level holding the
+//!    line serves the reference; if none does, DRAM serves it (level index
+//!    `num_levels()`). `start == num_levels()` goes straight to DRAM.
+//! 2. The latency is the serving level's configured load-to-use latency (or
+//!    `dram_latency`), not a sum over the levels probed.
+//! 3. The line is installed in every level from `start` down to the level
+//!    above the server.
+//! 4. Each level's prefetcher sees every demand access that reached that level
+//!    (with hit or miss). Its candidates are installed in that level only,
+//!    after the demand fills, flagged as prefetched; candidates outside the
+//!    access's 4 KiB physical page, or already present, are dropped.
+//!
+//! ## Choices where the papers are silent
+//! - Non-inclusive, non-exclusive: an eviction never invalidates other levels.
+//! - Write-allocate, write-back at the level where the write is performed
+//!   (`start`): that copy becomes dirty; copies below stay clean. Evicting a
+//!   dirty line counts a `writeback` at that level; writebacks are counted,
+//!   not sent to the level below (they take no capacity or latency there).
+//! - Prefetch fills do not look up or fill lower levels and are not demand
+//!   hits or misses. A demand hit on a prefetched line counts
+//!   `useful_prefetches` once and clears the flag.
+//! - The data word of each [`SetAssoc`] slot holds the line flags (dirty,
+//!   prefetched); tags are full line numbers (`paddr >> log2(line)`).
+//! - Replacement per level is any registered policy, seeded with
+//!   `sub_seed(seed, "cache.<level>")`.
+//! - Checked against the naive model in [`crate::cache::reference`].
+//!
+//! ## Config
+//! `[cache.<l1d|l2|llc>] size, ways, line, latency, replacement, prefetcher`;
+//! `cache.dram_latency`.
+//!
+//! ## Stats
+//! See [`LevelStats`] and [`DramStats`].
+
+use super::prefetch::{AnyPrefetcher, PrefetchBuf, Prefetcher};
+use super::{Served, Source};
+use crate::config::spec::CacheSpec;
+use crate::error::{Error, Result};
+use crate::replacement::{AnyReplacement, Geometry};
+use crate::rng::sub_seed;
+use crate::stat_group;
+use crate::stats::{visit_prefixed, StatVisitor};
+use crate::table::SetAssoc;
+
+stat_group! {
+    /// Counters of one cache level (`cache.<level>.*`).
+    pub struct LevelStats {
+        data_hits: "accesses", "data references served by this level",
+        data_misses: "accesses", "data references that looked up this level and missed",
+        walk_hits: "accesses", "page-walk references served by this level",
+        walk_misses: "accesses", "page-walk references that looked up this level and missed",
+        hits: "accesses", "demand references served by this level (data + walk)",
+        misses: "accesses", "demand references that missed in this level (data + walk)",
+        prefetches: "lines", "prefetched lines installed in this level",
+        useful_prefetches: "lines", "prefetched lines later hit by a demand reference",
+        writebacks: "lines", "dirty lines evicted from this level (counted, not propagated)",
+        evictions: "lines", "valid lines evicted by demand or prefetch fills",
+    }
+}
+
+stat_group! {
+    /// References served by memory (`cache.dram.*`).
+    pub struct DramStats {
+        data_accesses: "accesses", "data references that missed every cache level",
+        walk_accesses: "accesses", "page-walk references that missed every cache level",
+    }
+}
+
+/// Line flags kept in the table's data word.
+const DIRTY: u64 = 1;
+const PREFETCHED: u64 = 2;
+
+const PAGE_SHIFT: u32 = 12;
+
+#[derive(Clone, Debug)]
+struct Level {
+    name: &'static str,
+    latency: u32,
+    line_shift: u32,
+    set_mask: u64,
+    table: SetAssoc,
+    prefetcher: AnyPrefetcher,
+    /// False for `none`: skips the prefetch bookkeeping entirely.
+    prefetching: bool,
+    buf: PrefetchBuf,
+    stats: LevelStats,
+}
+
+impl Level {
+    #[inline]
+    fn locate(&self, paddr: u64) -> (u32, u64) {
+        let tag = paddr >> self.line_shift;
+        ((tag & self.set_mask) as u32, tag)
+    }
+
+    #[inline]
+    fn count(&mut self, source: Source, hit: bool) {
+        let s = &mut self.stats;
+        match (source, hit) {
+            (Source::Data, true) => s.data_hits += 1,
+            (Source::Data, false) => s.data_misses += 1,
+            (Source::Walk, true) => s.walk_hits += 1,
+            (Source::Walk, false) => s.walk_misses += 1,
+        }
+        if hit {
+            s.hits += 1;
+        } else {
+            s.misses += 1;
+        }
+    }
+
+    /// Install `paddr`'s line with `flags`, counting any eviction.
+    #[inline]
+    fn fill(&mut self, paddr: u64, flags: u64) {
+        let (set, tag) = self.locate(paddr);
+        if let Some((_, old)) = self.table.insert(set, tag, flags) {
+            self.stats.evictions += 1;
+            if old & DIRTY != 0 {
+                self.stats.writebacks += 1;
+            }
+        }
+    }
+
+    /// Install the candidates collected for an access to `page`, then clear the buffer.
+    fn issue_prefetches(&mut self, page: u64) {
+        for k in 0..self.buf.len {
+            let a = self.buf.addrs[k];
+            if a >> PAGE_SHIFT != page {
+                continue;
+            }
+            let (set, tag) = self.locate(a);
+            if self.table.probe(set, tag).is_some() {
+                continue;
+            }
+            self.stats.prefetches += 1;
+            self.fill(a, PREFETCHED);
+        }
+        self.buf.clear();
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CacheHierarchy {
+    levels: Vec<Level>,
+    dram_latency: u32,
+    dram: DramStats,
+    names: Vec<&'static str>,
+}
+
+/// Put `cache.<level>.` in front of a mechanism's own error path.
+fn under(level_path: &str, e: Error) -> Error {
+    match e {
+        Error::Config { path, msg, allowed } if !path.starts_with("cache.") => {
+            Error::Config { path: format!("{level_path}.{path}"), msg, allowed }
+        }
+        other => other,
+    }
+}
+
+/// Tell a prefetcher that works in lines the owning level's line size.
+fn set_line_bytes(p: &mut AnyPrefetcher, line: u64) {
+    match p {
+        AnyPrefetcher::NextLine(x) => x.set_line_bytes(line),
+        AnyPrefetcher::NoPrefetch(_) | AnyPrefetcher::Stride(_) => {}
+    }
+}
+
+impl CacheHierarchy {
+    pub fn build(spec: &CacheSpec, seed: u64) -> Result<Self> {
+        let mut levels = Vec::new();
+        for (name, l) in spec.levels() {
+            let path = format!("cache.{name}");
+            let line = l.line.0;
+            if line == 0 || !line.is_power_of_two() {
+                return Err(Error::config(format!("{path}.line"), format!("{line} bytes: must be a power of two")));
+            }
+            let size = l.size.0;
+            let lines = size / line;
+            if !size.is_multiple_of(line) || lines == 0 || lines > u32::MAX as u64 {
+                return Err(Error::config(format!("{path}.size"), format!("{size} bytes is not a whole number of {line}-byte lines")));
+            }
+            let lines = lines as u32;
+            let ways = l.ways.resolve(lines);
+            if ways == 0 || !lines.is_multiple_of(ways) {
+                return Err(Error::config(format!("{path}.ways"), format!("{lines} lines are not divisible into {ways} ways")));
+            }
+            let sets = lines / ways;
+            if !sets.is_power_of_two() {
+                return Err(Error::config(format!("{path}.size"), format!("{lines} lines / {ways} ways = {sets} sets, which is not a power of two")));
+            }
+            let geom = Geometry { sets, ways, seed: sub_seed(seed, &path) };
+            let repl = AnyReplacement::build(&l.replacement, &geom, &format!("{path}.replacement")).map_err(|e| under(&path, e))?;
+            let mut prefetcher = AnyPrefetcher::build(&l.prefetcher, &(), &format!("{path}.prefetcher")).map_err(|e| under(&path, e))?;
+            set_line_bytes(&mut prefetcher, line);
+            let prefetching = !matches!(prefetcher, AnyPrefetcher::NoPrefetch(_));
+            levels.push(Level {
+                name,
+                latency: l.latency,
+                line_shift: line.trailing_zeros(),
+                set_mask: sets as u64 - 1,
+                table: SetAssoc::new(sets, ways, repl),
+                prefetcher,
+                prefetching,
+                buf: PrefetchBuf::default(),
+                stats: LevelStats::default(),
+            });
+        }
+        let names = levels.iter().map(|l| l.name).collect();
+        Ok(CacheHierarchy { levels, dram_latency: spec.dram_latency, dram: DramStats::default(), names })
+    }
+
+    #[inline]
+    pub fn num_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Config names of present levels in order ("l1d", "l2", "llc").
+    pub fn level_names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// Hit latency of level `i` (`i >= num_levels()` is DRAM).
+    #[inline]
+    pub fn latency_of(&self, i: usize) -> u32 {
+        self.levels.get(i).map_or(self.dram_latency, |l| l.latency)
+    }
+
+    /// One reference to physical address `paddr` entering at level `start`
+    /// (`start >= num_levels()` goes to DRAM).
+    #[inline]
+    pub fn access(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
+        let n = self.levels.len();
+        let start = start.min(n);
+        let mut served = n;
+        let mut any_prefetch = false;
+        for i in start..n {
+            let lvl = &mut self.levels[i];
+            let (set, tag) = lvl.locate(paddr);
+            let hit = match lvl.table.lookup(set, tag) {
+                Some(slot) => {
+                    let d = lvl.table.data_mut(slot);
+                    if *d & PREFETCHED != 0 {
+                        *d &= !PREFETCHED;
+                        lvl.stats.useful_prefetches += 1;
+                    }
+                    if is_write && i == start {
+                        *d |= DIRTY;
+                    }
+                    true
+                }
+                None => false,
+            };
+            lvl.count(source, hit);
+            if lvl.prefetching {
+                lvl.buf.clear();
+                lvl.prefetcher.on_access(tag << lvl.line_shift, hit, &mut lvl.buf);
+                any_prefetch |= lvl.buf.len != 0;
+            }
+            if hit {
+                served = i;
+                break;
+            }
+        }
+        if served == n {
+            match source {
+                Source::Data => self.dram.data_accesses += 1,
+                Source::Walk => self.dram.walk_accesses += 1,
+            }
+        }
+        for i in start..served {
+            let flags = if is_write && i == start { DIRTY } else { 0 };
+            self.levels[i].fill(paddr, flags);
+        }
+        if any_prefetch {
+            // Levels start..=served (or ..n) saw the access; the rest have empty buffers.
+            let end = (served + 1).min(n);
+            for lvl in &mut self.levels[start..end] {
+                if lvl.buf.len != 0 {
+                    lvl.issue_prefetches(paddr >> PAGE_SHIFT);
+                }
+            }
+        }
+        Served { level: served as u8, latency: self.latency_of(served) }
+    }
+
+    /// Whether level `i` currently holds `paddr`'s line (no side effects).
+    pub fn holds(&self, i: usize, paddr: u64) -> bool {
+        self.levels.get(i).is_some_and(|l| {
+            let (set, tag) = l.locate(paddr);
+            l.table.probe(set, tag).is_some()
+        })
+    }
+
+    /// Counters of level `i`.
+    pub fn level_stats(&self, i: usize) -> &LevelStats {
+        &self.levels[i].stats
+    }
+
+    pub fn dram_stats(&self) -> &DramStats {
+        &self.dram
+    }
+
+    /// Stats under `cache.<level>.*` and `cache.dram.*` (caller adds the `cache.` prefix).
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        for l in &self.levels {
+            visit_prefixed(l.name, &l.stats, v);
+        }
+        visit_prefixed("dram", &self.dram, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::spec::{ByteSize, CacheLevelSpec, Ways};
+    use crate::registry::MechanismSpec;
+
+    fn mech(kind: &str, params: &str) -> MechanismSpec {
+        MechanismSpec { kind: kind.into(), params: params.parse().unwrap() }
+    }
+
+    fn level(size: u64, ways: u32, latency: u32) -> CacheLevelSpec {
+        CacheLevelSpec {
+            size: ByteSize(size),
+            ways: Ways::N(ways),
+            line: ByteSize(64),
+            latency,
+            replacement: mech("lru", ""),
+            prefetcher: mech("none", ""),
+        }
+    }
+
+    /// l1d 1 KiB 2-way (8 sets), l2 4 KiB 4-way (16 sets), llc 16 KiB 8-way (32 sets).
+    fn spec3() -> CacheSpec {
+        CacheSpec { l1d: Some(level(1024, 2, 4)), l2: Some(level(4096, 4, 12)), llc: Some(level(16384, 8, 40)), dram_latency: 200 }
+    }
+
+    fn build(spec: &CacheSpec) -> CacheHierarchy {
+        CacheHierarchy::build(spec, 1).unwrap()
+    }
+
+    const D: Source = Source::Data;
+    const W: Source = Source::Walk;
+
+    #[test]
+    fn cold_miss_goes_to_dram_then_hits_l1() {
+        let mut c = build(&spec3());
+        assert_eq!(c.access(0x1234, false, 0, D), Served { level: 3, latency: 200 });
+        assert_eq!(c.access(0x1238, false, 0, D), Served { level: 0, latency: 4 });
+        assert!((0..3).all(|i| c.holds(i, 0x1200)));
+        assert_eq!(c.level_stats(0).data_misses, 1);
+        assert_eq!(c.level_stats(0).data_hits, 1);
+        assert_eq!(c.level_stats(1).misses, 1);
+        assert_eq!(c.dram_stats().data_accesses, 1);
+    }
+
+    #[test]
+    fn line_evicted_from_l1_hits_in_l2() {
+        let mut c = build(&spec3());
+        // l1d has 8 sets × 2 ways: lines 512 bytes apart share a set.
+        for k in 0..3u64 {
+            c.access(k * 512, false, 0, D);
+        }
+        assert!(!c.holds(0, 0));
+        assert_eq!(c.level_stats(0).evictions, 1);
+        assert_eq!(c.access(0, false, 0, D), Served { level: 1, latency: 12 });
+        assert!(c.holds(0, 0));
+        assert_eq!(c.level_stats(1).hits, 1);
+        assert_eq!(c.level_stats(2).hits, 0);
+    }
+
+    #[test]
+    fn walk_and_data_counters_are_split() {
+        let mut c = build(&spec3());
+        c.access(0x4000, false, 0, W);
+        c.access(0x4000, false, 0, D);
+        c.access(0x8000, false, 1, W);
+        c.access(0x8000, false, 0, W);
+        let l1 = c.level_stats(0);
+        assert_eq!((l1.walk_misses, l1.walk_hits, l1.data_hits, l1.data_misses), (2, 0, 1, 0));
+        assert_eq!((l1.hits, l1.misses), (1, 2));
+        let l2 = c.level_stats(1);
+        assert_eq!((l2.walk_misses, l2.walk_hits), (2, 1));
+        assert_eq!(c.dram_stats().walk_accesses, 2);
+        assert_eq!(c.dram_stats().data_accesses, 0);
+    }
+
+    #[test]
+    fn entry_below_l1_skips_and_does_not_fill_l1() {
+        let mut c = build(&spec3());
+        assert_eq!(c.access(0x100, false, 1, W).level, 3);
+        assert!(!c.holds(0, 0x100) && c.holds(1, 0x100) && c.holds(2, 0x100));
+        assert_eq!(c.level_stats(0), &LevelStats::default());
+        assert_eq!(c.access(0x100, false, 1, W), Served { level: 1, latency: 12 });
+    }
+
+    #[test]
+    fn dram_entry_touches_no_cache() {
+        let mut c = build(&spec3());
+        assert_eq!(c.access(0x100, true, 3, W), Served { level: 3, latency: 200 });
+        assert_eq!(c.access(0x100, true, 7, W).level, 3);
+        assert!((0..3).all(|i| !c.holds(i, 0x100)));
+        assert_eq!(c.dram_stats().walk_accesses, 2);
+    }
+
+    #[test]
+    fn dirty_eviction_counts_a_writeback_at_that_level_only() {
+        let mut c = build(&spec3());
+        c.access(0, true, 0, D);
+        c.access(512, false, 0, D);
+        c.access(1024, false, 0, D); // evicts line 0 (dirty) from l1d
+        assert_eq!(c.level_stats(0).writebacks, 1);
+        // A clean eviction adds none.
+        c.access(1536, false, 0, D);
+        assert_eq!(c.level_stats(0).writebacks, 1);
+        assert_eq!(c.level_stats(0).evictions, 2);
+        assert_eq!(c.level_stats(1).writebacks, 0);
+    }
+
+    #[test]
+    fn write_hit_marks_line_dirty() {
+        let mut c = build(&spec3());
+        c.access(0, false, 0, D);
+        c.access(0, true, 0, D);
+        c.access(512, false, 0, D);
+        c.access(1024, false, 0, D);
+        assert_eq!(c.level_stats(0).writebacks, 1);
+    }
+
+    fn with_l1_prefetcher(kind: &str, params: &str) -> CacheSpec {
+        let mut s = spec3();
+        s.l1d.as_mut().unwrap().prefetcher = mech(kind, params);
+        s
+    }
+
+    #[test]
+    fn next_line_prefetch_makes_next_line_hit_and_useful() {
+        let mut c = build(&with_l1_prefetcher("next_line", ""));
+        assert_eq!(c.access(0x1000, false, 0, D).level, 3);
+        assert!(c.holds(0, 0x1040) && !c.holds(1, 0x1040));
+        assert_eq!(c.level_stats(0).prefetches, 1);
+        assert_eq!(c.access(0x1040, false, 0, D), Served { level: 0, latency: 4 });
+        assert_eq!(c.level_stats(0).useful_prefetches, 1);
+        // The flag is cleared: a second hit is not useful again.
+        c.access(0x1040, false, 0, D);
+        assert_eq!(c.level_stats(0).useful_prefetches, 1);
+        // Prefetches are not demand references.
+        assert_eq!(c.level_stats(0).misses, 1);
+        assert_eq!(c.level_stats(0).hits, 2);
+    }
+
+    #[test]
+    fn no_prefetch_across_a_4k_page() {
+        let mut c = build(&with_l1_prefetcher("next_line", ""));
+        c.access(0x1fc0, false, 0, D);
+        assert_eq!(c.level_stats(0).prefetches, 0);
+        assert!(!c.holds(0, 0x2000));
+        assert_eq!(c.access(0x2000, false, 0, D).level, 3);
+    }
+
+    #[test]
+    fn present_lines_are_not_prefetched_again() {
+        let mut c = build(&with_l1_prefetcher("next_line", ""));
+        c.access(0x1040, false, 0, D);
+        c.access(0x1000, false, 0, D);
+        assert_eq!(c.level_stats(0).prefetches, 1); // 0x1080 only; 0x1040 was present
+    }
+
+    #[test]
+    fn stride_prefetcher_in_l2_sees_only_l1_misses() {
+        let mut s = spec3();
+        s.l2.as_mut().unwrap().prefetcher = mech("stride", "threshold = 1\ndegree = 1");
+        let mut c = build(&s);
+        for a in [0x3000u64, 0x3080, 0x3100] {
+            c.access(a, false, 0, D);
+        }
+        assert_eq!(c.level_stats(1).prefetches, 1);
+        assert!(c.holds(1, 0x3180) && !c.holds(0, 0x3180));
+        assert_eq!(c.access(0x3180, false, 0, D).level, 1);
+        assert_eq!(c.level_stats(1).useful_prefetches, 1);
+    }
+
+    #[test]
+    fn no_levels_means_dram_only() {
+        let mut c = build(&CacheSpec::default());
+        assert_eq!(c.num_levels(), 0);
+        assert_eq!(c.access(0, false, 0, D), Served { level: 0, latency: 200 });
+        assert_eq!(c.latency_of(0), 200);
+    }
+
+    #[test]
+    fn level_names_and_latencies() {
+        let mut s = spec3();
+        s.l2 = None;
+        let c = build(&s);
+        assert_eq!(c.level_names(), &["l1d", "llc"]);
+        assert_eq!((c.latency_of(0), c.latency_of(1), c.latency_of(2)), (4, 40, 200));
+    }
+
+    #[test]
+    fn bad_geometry_is_an_error_not_a_panic() {
+        let mut s = spec3();
+        s.l2.as_mut().unwrap().size = ByteSize(3 * 4096);
+        let e = CacheHierarchy::build(&s, 0).unwrap_err().to_string();
+        assert!(e.contains("cache.l2.size") && e.contains("power of two"), "{e}");
+        let mut s = spec3();
+        s.l1d.as_mut().unwrap().ways = Ways::N(3);
+        assert!(CacheHierarchy::build(&s, 0).unwrap_err().to_string().contains("cache.l1d.ways"));
+        let mut s = spec3();
+        s.llc.as_mut().unwrap().line = ByteSize(48);
+        assert!(CacheHierarchy::build(&s, 0).unwrap_err().to_string().contains("cache.llc.line"));
+        let mut s = spec3();
+        s.llc.as_mut().unwrap().replacement = mech("lur", "");
+        assert!(CacheHierarchy::build(&s, 0).unwrap_err().to_string().contains("cache.llc.replacement.kind"));
+    }
+
+    #[test]
+    fn fully_associative_level_works() {
+        let mut s = spec3();
+        s.llc.as_mut().unwrap().ways = Ways::Full; // 256 ways, indexed table
+        let mut c = build(&s);
+        for k in 0..256u64 {
+            c.access(k * 64, false, 2, D);
+        }
+        assert_eq!(c.level_stats(2).evictions, 0);
+        assert_eq!(c.access(0, false, 2, D).level, 2);
+        c.access(256 * 64, false, 2, D);
+        assert_eq!(c.level_stats(2).evictions, 1);
+        assert!(!c.holds(2, 64)); // least recently used
+    }
+
+    #[test]
+    fn visit_names_every_counter() {
+        let c = build(&spec3());
+        let mut col = crate::stats::Collector::default();
+        c.visit(&mut col);
+        let names: Vec<&String> = col.stats.counters.keys().collect();
+        assert_eq!(names.len(), 3 * 10 + 2);
+        for n in ["l1d.data_hits", "l2.walk_misses", "llc.useful_prefetches", "l1d.writebacks", "dram.walk_accesses", "dram.data_accesses"] {
+            assert!(col.stats.counters.contains_key(n), "{n}");
+            assert!(!col.stats.info[n].desc.is_empty());
+        }
+    }
+}
+
+#[cfg(test)]
+mod perf_tmp {
+    use super::*;
+    use crate::config::spec::{ByteSize, CacheLevelSpec, Ways};
+    use crate::registry::MechanismSpec;
+    fn mech(kind: &str) -> MechanismSpec { MechanismSpec { kind: kind.into(), params: toml::Table::new() } }
+    fn level(size: u64, ways: u32, latency: u32, pf: &str) -> Option<CacheLevelSpec> {
+        Some(CacheLevelSpec { size: ByteSize(size), ways: Ways::N(ways), line: ByteSize(64), latency, replacement: mech("lru"), prefetcher: mech(pf) })
+    }
+    #[test]
+    #[ignore]
+    fn perf_tmp() {
+        for pf in ["none", "next_line", "stride"] {
+            let s = CacheSpec { l1d: level(32 << 10, 8, 4, pf), l2: level(256 << 10, 8, 12, pf), llc: level(8 << 20, 16, 40, "none"), dram_latency: 200 };
+            let mut c = CacheHierarchy::build(&s, 1).unwrap();
+            let mut x: u64 = 12345;
+            let n = 20_000_000u64;
+            let t = std::time::Instant::now();
+            let mut acc = 0u64;
+            for i in 0..n {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                let a = if x % 4 == 0 { x % (256 << 20) } else { (i * 8) % (1 << 20) };
+                acc += c.access(a, x & 8 == 0, 0, Source::Data).latency as u64;
+            }
+            let e = t.elapsed().as_secs_f64();
+            eprintln!("{pf}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
+        }
+        let spec = MechanismSpec { kind: "lru".into(), params: toml::Table::new() };
+        for ways in [8u32, 1024] {
+            let sets = 1024 / ways;
+            let repl = AnyReplacement::build(&spec, &Geometry { sets, ways, seed: 0 }, "x").unwrap();
+            let mut t = SetAssoc::new(sets, ways, repl);
+            let mut x: u64 = 99;
+            let n = 20_000_000u64;
+            let st = std::time::Instant::now();
+            let mut h = 0u64;
+            for _ in 0..n {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                let tag = x % 1400;
+                let set = (tag % sets as u64) as u32;
+                if t.lookup(set, tag).is_some() { h += 1 } else { t.insert(set, tag, 0); }
+            }
+            let e = st.elapsed().as_secs_f64();
+            eprintln!("table {sets}x{ways}: {:.1} M ops/s, hits {h}", n as f64 / e / 1e6);
+        }
+    }
+}

@@ -1,0 +1,51 @@
+"""Tessera: a mechanism-level simulator of address translation and memory management.
+
+>>> import tessera
+>>> r = tessera.simulate("sandy_bridge", synthetic={"pattern": "uniform", "accesses": 100_000, "footprint": "1GiB"})
+>>> r.stats["mmu.tlb.l1_dtlb_4k.misses"]          # doctest: +SKIP
+>>> r.to_pandas()                                  # doctest: +SKIP
+
+The simulation runs in the Rust core (``tessera._core``); this package is the
+API and the ``tessera`` command around it.
+"""
+
+from tessera._core import __version__
+from tessera.api import (
+    bench,
+    compare,
+    convert_trace,
+    parse_size,
+    preset_toml,
+    presets,
+    registry,
+    resolve_config,
+    simulate,
+    stat_docs,
+    synthetic_defaults,
+    trace_info,
+)
+from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera.result import Result, load_result
+
+__all__ = [
+    "__version__",
+    "simulate",
+    "bench",
+    "compare",
+    "convert_trace",
+    "parse_size",
+    "preset_toml",
+    "presets",
+    "registry",
+    "resolve_config",
+    "stat_docs",
+    "synthetic_defaults",
+    "trace_info",
+    "Result",
+    "load_result",
+    "TesseraError",
+    "ConfigError",
+    "TraceError",
+    "SimulatedOutOfMemory",
+    "ResultFileError",
+]

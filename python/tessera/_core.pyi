@@ -1,0 +1,60 @@
+"""Type stubs of the compiled binding ``tessera._core`` (crates/tessera-py)."""
+
+from typing import Any, Callable, Optional
+
+__version__: str
+
+class TesseraError(Exception): ...
+
+class ConfigError(TesseraError):
+    path: str
+    allowed: list[str]
+
+class TraceError(TesseraError):
+    file: str
+    location: str
+    line: Optional[int]
+    offset: Optional[int]
+
+class SimulatedOutOfMemory(TesseraError):
+    what: str
+    requested_bytes: int
+    free_bytes: int
+    capacity_bytes: int
+
+def simulate(
+    config_kind: str,
+    config_value: str,
+    overrides: list[str],
+    trace: Optional[str] = None,
+    synthetic: Optional[tuple[str, int, int]] = None,
+    seed: int = 0,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> dict[str, Any]:
+    """Run one simulation (GIL released). Returns ``counters``, ``derived``,
+    ``config_toml``, ``source``, ``seed``, ``version``."""
+
+def bench(
+    config_kind: str,
+    config_value: str,
+    overrides: list[str],
+    trace: Optional[str] = None,
+    synthetic: Optional[tuple[str, int, int]] = None,
+    seed: int = 0,
+) -> dict[str, Any]: ...
+def presets() -> list[tuple[str, str, str]]:
+    """``(name, summary, toml)`` of every shipped preset."""
+
+def resolve_config(config_kind: str, config_value: str, overrides: list[str] = ...) -> str: ...
+def stat_docs(config_kind: str, config_value: str, overrides: list[str] = ...) -> dict[str, tuple[str, str]]: ...
+def compare(
+    base_counters: dict[str, int],
+    base_derived: dict[str, float],
+    other_counters: dict[str, int],
+    other_derived: dict[str, float],
+) -> dict[str, Any]: ...
+def trace_info(path: str) -> dict[str, Any]: ...
+def trace_convert(src: str, dst: str, to: str) -> dict[str, Any]: ...
+def registry() -> list[tuple[str, list[tuple[str, str]]]]: ...
+def parse_size(text: str) -> int: ...
+def synthetic_defaults() -> dict[str, Any]: ...

@@ -1,0 +1,404 @@
+"""The ``tessera`` command.
+
+::
+
+    tessera config list | show PRESET|FILE [--set k=v ...]
+    tessera run (--preset NAME | --config FILE) (--trace FILE | --synthetic PATTERN ...) [--out FILE] ...
+    tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]
+    tessera compare BASE.json OTHER.json
+    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick]
+
+Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
+4 when the simulated machine runs out of memory, 1 for any other error, 130
+when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from tessera import api, summary
+from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera.progress import ProgressBar, should_show
+from tessera.result import FORMATS, Result, write_atomic
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+EXIT_TRACE = 3
+EXIT_OOM = 4
+EXIT_INTERRUPTED = 130
+
+#: `tessera bench`: the standard streams and machines.
+BENCH_PRESETS = ("tlb_only", "sandy_bridge")
+BENCH_PATTERNS = ("uniform", "sequential", "hotcold")
+BENCH_FOOTPRINT = "8GiB"
+BENCH_ACCESSES = 50_000_000
+BENCH_QUICK_ACCESSES = 1_000_000
+
+
+class _Usage(Exception):
+    """A command-line mistake found after parsing (exit 2)."""
+
+
+# ------------------------------------------------------------------ arguments
+
+_COUNT = re.compile(r"^\s*(\d[\d_]*)\s*([kKmMgG]?)\s*$")
+
+
+def _count(text: str) -> int:
+    """``1000000``, ``1_000_000``, ``50M``, ``2k`` → int (decimal multiples)."""
+    m = _COUNT.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}; use e.g. 1000000, 1_000_000 or 50M")
+    mult = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m.group(2).lower()]
+    return int(m.group(1).replace("_", "")) * mult
+
+
+def _size(text: str) -> int:
+    try:
+        return api.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key, e.g. --set mmu.tlb.l2_tlb.entries=1024 (repeatable)",
+    )
+
+
+def _add_machine(p: argparse.ArgumentParser, required: bool) -> None:
+    g = p.add_mutually_exclusive_group(required=required)
+    g.add_argument("--preset", metavar="NAME", help="a shipped machine (see `tessera config list`)")
+    g.add_argument("--config", metavar="FILE", help="a machine description in TOML")
+    _add_set(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = api.synthetic_defaults()
+    parser = argparse.ArgumentParser(
+        prog="tessera",
+        description="Mechanism-level simulator of address translation and memory management.",
+    )
+    parser.add_argument("--version", action="version", version=f"tessera {api._core.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    # config
+    p_config = sub.add_parser("config", help="list presets or show a resolved machine description")
+    sub_config = p_config.add_subparsers(dest="config_command", metavar="ACTION")
+    sub_config.required = True
+    sub_config.add_parser("list", help="list the shipped presets")
+    p_show = sub_config.add_parser("show", help="print a preset or file resolved, with every default, as TOML")
+    p_show.add_argument("machine", metavar="PRESET|FILE")
+    _add_set(p_show)
+
+    # run
+    p_run = sub.add_parser("run", help="simulate a trace or a synthetic stream on a machine")
+    _add_machine(p_run, required=True)
+    src = p_run.add_mutually_exclusive_group(required=True)
+    src.add_argument("--trace", metavar="FILE", help="a lackey text trace or a native .tess trace")
+    src.add_argument(
+        "--synthetic",
+        metavar="PATTERN",
+        help="a built-in stream: uniform, sequential or hotcold",
+    )
+    p_run.add_argument(
+        "--accesses",
+        type=_count,
+        default=None,
+        metavar="N",
+        help=f"accesses of the synthetic stream (default {defaults['accesses']:_})",
+    )
+    p_run.add_argument(
+        "--footprint",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help=f"bytes the synthetic stream covers, e.g. 1GiB (default {defaults['footprint']} bytes)",
+    )
+    p_run.add_argument("--seed", type=int, default=0, metavar="N", help="seed of every random choice (default 0)")
+    p_run.add_argument("--out", metavar="FILE", help="write the result to FILE (written only if the run succeeds)")
+    p_run.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="result file format (default: csv if FILE ends in .csv, else json)",
+    )
+    p_run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
+
+    # trace
+    p_trace = sub.add_parser("trace", help="convert or summarise trace files")
+    sub_trace = p_trace.add_subparsers(dest="trace_command", metavar="ACTION")
+    sub_trace.required = True
+    p_conv = sub_trace.add_parser("convert", help="convert a trace between lackey text and native .tess")
+    p_conv.add_argument("input", metavar="IN")
+    p_conv.add_argument("output", metavar="OUT")
+    p_conv.add_argument(
+        "--to",
+        choices=("native", "lackey"),
+        default=None,
+        help="output format (default: native if OUT ends in .tess, else lackey)",
+    )
+    p_info = sub_trace.add_parser("info", help="summarise a trace (records, instructions, footprint)")
+    p_info.add_argument("file", metavar="FILE")
+    p_info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    # compare
+    p_cmp = sub.add_parser("compare", help="Equation 1 of the scale-out MMU study between two results")
+    p_cmp.add_argument("base", metavar="BASE.json")
+    p_cmp.add_argument("other", metavar="OTHER.json")
+    p_cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    # list / stats / bench
+    sub.add_parser("list", help="list the mechanisms of every family")
+    p_stats = sub.add_parser("stats", help="list every stat a machine reports, with units")
+    _add_machine(p_stats, required=False)
+    p_bench = sub.add_parser("bench", help="measure simulation speed on the standard synthetic streams")
+    p_bench.add_argument(
+        "--accesses",
+        type=_count,
+        default=None,
+        metavar="N",
+        help=f"accesses per stream (default {BENCH_ACCESSES:_}; {BENCH_QUICK_ACCESSES:_} with --quick)",
+    )
+    p_bench.add_argument("--quick", action="store_true", help="a short run, to check that everything works")
+    p_bench.add_argument("--json", metavar="FILE", help="also save the measurements as JSON")
+    return parser
+
+
+# ------------------------------------------------------------------- commands
+
+
+def _machine(args: argparse.Namespace, default: Optional[str] = None) -> Any:
+    if getattr(args, "config", None):
+        return Path(args.config)
+    return args.preset or default
+
+
+def _out(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def cmd_config(args: argparse.Namespace, out: Console) -> int:
+    if args.config_command == "list":
+        table = Table(box=None, show_header=True, header_style="bold")
+        table.add_column("preset")
+        table.add_column("summary")
+        for name, text in api.presets().items():
+            table.add_row(name, text)
+        out.print(table)
+        return EXIT_OK
+    arg = args.machine
+    looks_like_file = os.path.exists(arg) or "/" in arg or os.sep in arg or arg.endswith(".toml")
+    config: Any = Path(arg) if arg not in api.presets() and looks_like_file else arg
+    text = api.resolve_config(config, args.overrides)
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.synthetic is None and (args.accesses is not None or args.footprint is not None):
+        raise _Usage("--accesses and --footprint apply only to --synthetic streams")
+    fmt = args.format
+    if args.out is not None:
+        out_path = Path(args.out)
+        fmt = fmt or ("csv" if out_path.suffix.lower() == ".csv" else "json")
+        parent = out_path.parent if str(out_path.parent) else Path(".")
+        if not parent.is_dir():
+            raise _Usage(f"--out: directory {str(parent)!r} does not exist")
+    elif fmt is not None:
+        raise _Usage("--format needs --out FILE")
+
+    synthetic = None
+    if args.synthetic is not None:
+        synthetic = {"pattern": args.synthetic}
+        if args.accesses is not None:
+            synthetic["accesses"] = args.accesses
+        if args.footprint is not None:
+            synthetic["footprint"] = args.footprint
+    machine = _machine(args)
+    run = lambda progress: api.simulate(  # noqa: E731
+        machine,
+        args.trace,
+        synthetic=synthetic,
+        overrides=args.overrides,
+        seed=args.seed,
+        progress=progress,
+    )
+    if should_show(sys.stderr, args.quiet):
+        label = os.path.basename(args.trace) if args.trace else f"synthetic {args.synthetic}"
+        with ProgressBar(label, console=err) as bar:
+            result = run(bar)
+    else:
+        result = run(None)
+
+    if args.out is not None:
+        result.save(args.out, fmt)
+    if not args.quiet:
+        summary.print_result(result, out)
+        if args.out is not None:
+            err.print(f"wrote {args.out}", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace, out: Console) -> int:
+    if args.trace_command == "convert":
+        s = api.convert_trace(args.input, args.output, args.to)
+        _out(
+            out,
+            f"{args.input} ({s.get('from')}) -> {args.output} ({s.get('to')}): "
+            f"{s.get('records', 0):,} records, {s.get('instructions', 0):,} instructions, "
+            f"{s.get('bytes_in', 0):,} -> {s.get('bytes_out', 0):,} bytes",
+        )
+        return EXIT_OK
+    info = api.trace_info(args.file)
+    if args.json:
+        sys.stdout.write(json.dumps(info, sort_keys=True, indent=2) + "\n")
+    else:
+        out.print(summary.key_value_table(info, title=args.file))
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace, out: Console) -> int:
+    c = api.compare(args.base, args.other)
+    if args.json:
+        sys.stdout.write(json.dumps(c, sort_keys=True, indent=2) + "\n")
+    else:
+        out.print(summary.comparison_table(c, args.base, args.other))
+    return EXIT_OK
+
+
+def cmd_list(out: Console) -> int:
+    table = Table(box=None, header_style="bold")
+    table.add_column("family")
+    table.add_column("mechanism")
+    table.add_column("summary")
+    for family, mechs in api.registry().items():
+        for i, (name, text) in enumerate(mechs):
+            table.add_row(family if i == 0 else "", name, text)
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace, out: Console) -> int:
+    docs = api.stat_docs(_machine(args, default="sandy_bridge"), args.overrides)
+    table = Table(box=None, header_style="bold")
+    table.add_column("stat")
+    table.add_column("unit")
+    table.add_column("description")
+    for name, (unit, desc) in docs.items():
+        table.add_row(name, unit, desc)
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
+    rows = []
+    for preset in BENCH_PRESETS:
+        for pattern in BENCH_PATTERNS:
+            r = api.bench(
+                preset,
+                synthetic={"pattern": pattern, "accesses": accesses, "footprint": BENCH_FOOTPRINT},
+            )
+            row = {"preset": preset, "pattern": pattern, "footprint": BENCH_FOOTPRINT, **r}
+            rows.append(row)
+            if should_show(sys.stderr):
+                err.print(
+                    f"{preset:>14} {pattern:<10} {r['accesses_per_sec'] / 1e6:8.2f} M accesses/s",
+                    markup=False,
+                    highlight=False,
+                )
+    table = Table(title=f"tessera bench: {accesses:,} accesses per stream over {BENCH_FOOTPRINT}", header_style="bold")
+    table.add_column("machine")
+    table.add_column("stream")
+    table.add_column("accesses", justify="right")
+    table.add_column("seconds", justify="right")
+    table.add_column("M accesses/s", justify="right")
+    for row in rows:
+        table.add_row(
+            row["preset"],
+            row["pattern"],
+            f"{row['accesses']:,}",
+            f"{row['seconds']:.3f}",
+            f"{row['accesses_per_sec'] / 1e6:.2f}",
+        )
+    out.print(table)
+    if args.json:
+        doc = {
+            "tessera_version": api._core.__version__,
+            "accesses_per_stream": accesses,
+            "runs": rows,
+        }
+        write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------- main
+
+
+def _exit_code(e: TesseraError) -> int:
+    if isinstance(e, ConfigError):
+        return EXIT_CONFIG
+    if isinstance(e, TraceError):
+        return EXIT_TRACE
+    if isinstance(e, SimulatedOutOfMemory):
+        return EXIT_OOM
+    return EXIT_ERROR
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``tessera`` command; returns the exit status."""
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers: dict[str, Callable[[], int]] = {
+        "config": lambda: cmd_config(args, out),
+        "run": lambda: cmd_run(args, out, err),
+        "trace": lambda: cmd_trace(args, out),
+        "compare": lambda: cmd_compare(args, out),
+        "list": lambda: cmd_list(out),
+        "stats": lambda: cmd_stats(args, out),
+        "bench": lambda: cmd_bench(args, out, err),
+    }
+    try:
+        return handlers[args.command]()
+    except KeyboardInterrupt:
+        print("tessera: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _Usage as e:
+        parser.print_usage(sys.stderr)
+        print(f"tessera: error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    except TesseraError as e:
+        print(f"tessera: error: {e}", file=sys.stderr)
+        return _exit_code(e)
+    except BrokenPipeError:
+        # `tessera ... | head`: the reader went away; stay quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except OSError as e:
+        print(f"tessera: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""The `tessera` command: runs, result files, config and trace commands, exit codes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import tessera
+from conftest import SMALL_SYNTHETIC
+
+RESULT_KEYS = {"tessera_version", "seed", "source", "config", "config_toml", "stats"}
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_run_synthetic_writes_json_with_expected_keys(cli, tmp_path):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", "r.json")
+    assert r.code == 0, r.err
+    doc = _load(tmp_path / "r.json")
+    assert set(doc) == RESULT_KEYS
+    assert set(doc["stats"]) == {"counters", "derived"}
+    assert doc["stats"]["counters"], "a run reports counters"
+    assert all(isinstance(v, int) for v in doc["stats"]["counters"].values())
+    assert doc["config"]["name"] == "tlb_only"
+    assert doc["source"].startswith("synthetic:uniform")
+    assert doc["seed"] == 0
+    assert doc["tessera_version"] == tessera.__version__
+    # The summary table went to stdout and names the machine.
+    assert "tlb_only" in r.out
+
+
+def test_run_on_lackey_trace(cli, tmp_path, lackey_trace):
+    r = cli("run", "--preset", "sandy_bridge", "--trace", lackey_trace, "--out", "r.json", "--quiet")
+    assert r.code == 0, r.err
+    assert r.out == ""
+    doc = _load(tmp_path / "r.json")
+    assert doc["source"] == "trace:small.lackey"
+    assert doc["config"]["name"] == "sandy_bridge"
+
+
+def test_run_on_example_sort_trace(cli, tmp_path, sort_trace):
+    r = cli("run", "--preset", "sandy_bridge", "--trace", sort_trace, "--out", "sort.json")
+    assert r.code == 0, r.err
+    doc = _load(tmp_path / "sort.json")
+    assert set(doc) == RESULT_KEYS
+    assert doc["source"] == "trace:sort.tess"
+    assert doc["stats"]["counters"]
+
+
+def test_config_file_run(cli, tmp_path):
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('inherit = "tlb_only"\nname = "mine"\n\n[mmu.tlb.l2_tlb]\nentries = 1024\n')
+    r = cli("run", "--config", cfg, *SMALL_SYNTHETIC, "--out", "r.json", "-q")
+    assert r.code == 0, r.err
+    doc = _load(tmp_path / "r.json")
+    assert doc["config"]["name"] == "mine"
+    assert doc["config"]["mmu"]["tlb"]["l2_tlb"]["entries"] == 1024
+
+
+def test_set_override_shows_in_resolved_config(cli, tmp_path):
+    r = cli(
+        "run",
+        "--preset",
+        "tlb_only",
+        *SMALL_SYNTHETIC,
+        "--set",
+        "mmu.tlb.l2_tlb.entries=1024",
+        "--set",
+        "mmu.tlb.l2_tlb.ways=8",
+        "--out",
+        "r.json",
+        "-q",
+    )
+    assert r.code == 0, r.err
+    doc = _load(tmp_path / "r.json")
+    l2 = doc["config"]["mmu"]["tlb"]["l2_tlb"]
+    assert (l2["entries"], l2["ways"]) == (1024, 8)
+    assert "entries = 1024" in doc["config_toml"]
+
+
+def test_csv_output_has_one_header_and_one_row(cli, tmp_path):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", "r.csv", "-q")
+    assert r.code == 0, r.err
+    rows = list(csv.reader((tmp_path / "r.csv").open()))
+    assert len(rows) == 2
+    header, data = rows
+    assert len(header) == len(data)
+    assert "config.name" in header
+    assert data[header.index("config.name")] == "tlb_only"
+    assert any(h.startswith("derived.") for h in header)
+
+
+def test_format_flag_overrides_suffix(cli, tmp_path):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", "r.txt", "--format", "csv", "-q")
+    assert r.code == 0, r.err
+    assert (tmp_path / "r.txt").read_text().startswith("seed,source,")
+
+
+def test_config_list_and_show(cli):
+    r = cli("config", "list")
+    assert r.code == 0
+    for name in ("sandy_bridge", "tlb_only"):
+        assert name in r.out
+    r = cli("config", "show", "tlb_only", "--set", "mmu.tlb.l2_tlb.entries=2048")
+    assert r.code == 0, r.err
+    cfg = tessera.config.loads_toml(r.out)
+    assert cfg["mmu"]["tlb"]["l2_tlb"]["entries"] == 2048
+
+
+def test_config_show_file(cli, tmp_path):
+    (tmp_path / "m.toml").write_text('inherit = "sandy_bridge"\nname = "x"\n')
+    r = cli("config", "show", "m.toml")
+    assert r.code == 0, r.err
+    assert 'name = "x"' in r.out
+
+
+def test_list_stats_and_version(cli):
+    r = cli("list")
+    assert r.code == 0
+    assert "replacement" in r.out and "lru" in r.out
+    r = cli("stats", "--preset", "tlb_only")
+    assert r.code == 0, r.err
+    assert r.out.strip()
+    with pytest.raises(SystemExit) as e:
+        cli("--version")
+    assert e.value.code == 0
+
+
+def test_usage_errors_exit_2(cli, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        cli("run", "--preset", "tlb_only")  # no source
+    assert e.value.code == 2
+    r = cli("run", "--preset", "tlb_only", "--trace", "x", "--accesses", "5")
+    assert r.code == 2
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", "no/such/dir/r.json")
+    assert r.code == 2
+    assert "does not exist" in r.err
+
+
+def test_missing_trace_file_is_an_error_without_traceback(cli, tmp_path):
+    r = cli("run", "--preset", "tlb_only", "--trace", "nope.lackey", "--out", "r.json")
+    assert r.code != 0
+    assert r.err.startswith("tessera: error:")
+    assert "nope.lackey" in r.err
+    assert "Traceback" not in r.err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_trace_info(cli, native_trace):
+    r = cli("trace", "info", native_trace, "--json")
+    assert r.code == 0, r.err
+    info = json.loads(r.out)
+    assert info["format"] == "native"
+    assert info["records"] > 0
+    r = cli("trace", "info", native_trace)
+    assert r.code == 0
+    assert "records" in r.out
+
+
+def test_trace_convert_round_trip(cli, tmp_path, lackey_trace):
+    r = cli("trace", "convert", lackey_trace, "a.tess")
+    assert r.code == 0, r.err
+    r = cli("trace", "convert", "a.tess", "b.lackey")
+    assert r.code == 0, r.err
+    assert (tmp_path / "b.lackey").read_bytes() == lackey_trace.read_bytes()
+    r = cli("trace", "convert", "b.lackey", "c.bin", "--to", "native")
+    assert r.code == 0, r.err
+    assert tessera.trace_info(tmp_path / "c.bin") == tessera.trace_info(tmp_path / "a.tess")
+    assert tessera.trace_info(tmp_path / "c.bin")["format"] == "native"
+
+
+def test_same_stats_from_lackey_and_native(cli, tmp_path, lackey_trace, native_trace):
+    assert cli("run", "--preset", "sandy_bridge", "--trace", lackey_trace, "--out", "a.json", "-q").code == 0
+    assert cli("run", "--preset", "sandy_bridge", "--trace", native_trace, "--out", "b.json", "-q").code == 0
+    assert _load(tmp_path / "a.json")["stats"] == _load(tmp_path / "b.json")["stats"]
+
+
+def test_compare(cli, tmp_path):
+    base = ["run", "--preset", "sandy_bridge", *SMALL_SYNTHETIC, "-q"]
+    assert cli(*base, "--out", "4k.json").code == 0
+    assert cli(*base, "--set", "physmem.page_size=thp", "--out", "thp.json").code == 0
+    r = cli("compare", "4k.json", "thp.json")
+    assert r.code == 0, r.err
+    assert r.out.strip()
+    r = cli("compare", "4k.json", "thp.json", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out) == tessera.compare(tmp_path / "4k.json", tmp_path / "thp.json")
+
+
+def test_compare_bad_file(cli, tmp_path):
+    (tmp_path / "x.json").write_text("{}")
+    r = cli("compare", "x.json", "x.json")
+    assert r.code == 1
+    assert r.err.startswith("tessera: error: x.json")
+
+
+def test_bench_quick(cli, tmp_path):
+    r = cli("bench", "--quick", "--accesses", "20000", "--json", "bench.json")
+    assert r.code == 0, r.err
+    doc = _load(tmp_path / "bench.json")
+    assert len(doc["runs"]) == 6
+    assert {(x["preset"], x["pattern"]) for x in doc["runs"]} == {
+        (p, s) for p in ("tlb_only", "sandy_bridge") for s in ("uniform", "sequential", "hotcold")
+    }
+    assert all(x["accesses"] == 20000 and x["accesses_per_sec"] > 0 for x in doc["runs"])
+
+
+# ------------------------------------------------------------- the real command
+
+
+def _command(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tessera", *args], capture_output=True, text=True, **kw)
+
+
+def test_python_dash_m_runs(tmp_path):
+    p = _command("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", str(tmp_path / "r.json"), "-q")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""  # stderr is not a TTY: no progress bar
+    assert (tmp_path / "r.json").exists()
+
+
+def test_config_error_through_the_real_command_has_no_traceback(tmp_path):
+    p = _command("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--set", "mmu.tlb.l2_tlb.entries=384")
+    assert p.returncode == 2
+    assert p.stderr.startswith("tessera: error:")
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery")
+def test_ctrl_c_exits_130_without_output(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tessera", "run", "--preset", "sandy_bridge", "--synthetic", "uniform",
+         "--accesses", "2000000000", "--footprint", "4GiB", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3.0)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
