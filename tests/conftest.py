@@ -26,7 +26,9 @@ class CliResult:
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., CliResult]:
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Callable[..., CliResult]:
     """Run `tessera ARGS...` in-process (cwd = tmp_path); returns code, stdout, stderr."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")

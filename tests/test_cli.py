@@ -91,7 +91,8 @@ def test_set_override_shows_in_resolved_config(cli, tmp_path):
 def test_csv_output_has_one_header_and_one_row(cli, tmp_path):
     r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--out", "r.csv", "-q")
     assert r.code == 0, r.err
-    rows = list(csv.reader((tmp_path / "r.csv").open()))
+    with (tmp_path / "r.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
     assert len(rows) == 2
     header, data = rows
     assert len(header) == len(data)
@@ -236,17 +237,44 @@ def test_config_error_through_the_real_command_has_no_traceback(tmp_path):
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery")
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # utime and stime are fields 14 and 15 of /proc/PID/stat (1-based), in clock ticks.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to know the run has started")
 def test_ctrl_c_exits_130_without_output(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tessera", "run", "--preset", "sandy_bridge", "--synthetic", "uniform",
-         "--accesses", "2000000000", "--footprint", "4GiB", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "tessera",
+            "run",
+            "--preset",
+            "sandy_bridge",
+            "--synthetic",
+            "uniform",
+            "--accesses",
+            "2000000000",
+            "--footprint",
+            "4GiB",
+            "--out",
+            str(out),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3.0)
+    # Wait until the process has spent a second of CPU time: it is simulating by then.
+    deadline = time.monotonic() + 60
+    while _cpu_seconds(proc.pid) < 1.0 and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     try:

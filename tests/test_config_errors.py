@@ -10,7 +10,7 @@ from conftest import SMALL_SYNTHETIC
 CASES = [
     # (override, dotted path the message must name, another word it must contain)
     ("mmu.tlb.l2_tlb.entriez=512", "mmu.tlb.l2_tlb", "entriez"),
-    ("mmu.tlb.l2_tlb.entries=\"many\"", "mmu.tlb.l2_tlb.entries", "many"),
+    ('mmu.tlb.l2_tlb.entries="many"', "mmu.tlb.l2_tlb.entries", "many"),
     ("mmu.tlb.l2_tlb.replacement=lur", "mmu.tlb.l2_tlb.replacement.kind", "lur"),
     ("mmu.tlb.l2_tlb.entries=384", "mmu.tlb.l2_tlb.entries", "power of two"),
     ("physmem.page_size.kind=huge", "physmem.page_size.kind", "huge"),
@@ -77,8 +77,19 @@ def test_config_error_is_a_tessera_error():
 
 def test_simulated_out_of_memory_exits_4(cli, tmp_path):
     r = cli(
-        "run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", "200000",
-        "--footprint", "1GiB", "--set", "physmem.capacity=4MiB", "--out", "r.json",
+        "run",
+        "--preset",
+        "tlb_only",
+        "--synthetic",
+        "uniform",
+        "--accesses",
+        "200000",
+        "--footprint",
+        "1GiB",
+        "--set",
+        "physmem.capacity=4MiB",
+        "--out",
+        "r.json",
     )
     assert r.code == 4, r.err
     assert r.err.startswith("tessera: error:")

@@ -98,7 +98,7 @@ def simulate(
     synthetic: Optional[SyntheticLike] = None,
     overrides: Union[Iterable[str], Mapping[str, Any]] = (),
     seed: int = 0,
-    progress: Optional[ProgressFn] = None,
+    progress: Union[ProgressFn, bool, None] = None,
 ) -> Result:
     """Simulate one access stream on one machine.
 
@@ -111,15 +111,24 @@ def simulate(
 
     ``progress(done, total)`` is called every few batches from the simulating
     thread; raising from it (``KeyboardInterrupt`` included) stops the run and
-    the exception propagates. Ctrl-C stops the run with ``KeyboardInterrupt``.
+    the exception propagates. ``progress=True`` draws a progress bar on
+    stderr. Ctrl-C stops the run with ``KeyboardInterrupt``.
 
     Raises :class:`~tessera.ConfigError`, :class:`~tessera.TraceError`,
     :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
     """
     kind, value = source_of(config)
     trace_path, synth = _source_args(trace, synthetic)
-    raw = _core.simulate(kind, value, _overrides(overrides), trace_path, synth, int(seed), progress)
-    return Result._from_core(raw)
+    args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
+    if progress is True:
+        from tessera.progress import ProgressBar
+
+        label = os.path.basename(trace_path) if trace_path else f"synthetic {synth[0] if synth else ''}"
+        with ProgressBar(label) as bar:
+            return Result._from_core(_core.simulate(*args, bar))
+    if progress is False:
+        progress = None
+    return Result._from_core(_core.simulate(*args, progress))
 
 
 def bench(
@@ -158,9 +167,14 @@ def preset_toml(name: str) -> str:
 def stat_docs(
     config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()
 ) -> dict[str, tuple[str, str]]:
-    """``{stat name: (unit, description)}`` for every stat the machine reports."""
+    """``{stat name: (unit, description)}`` for every stat the machine reports:
+    its counters, then the derived metrics (``derived.mmu.<tlb>.mpki`` stands
+    for one metric per TLB structure)."""
     kind, value = source_of(config)
-    return dict(_core.stat_docs(kind, value, _overrides(overrides)))
+    docs = dict(_core.stat_docs(kind, value, _overrides(overrides)))
+    for name, doc in _core.derived_docs().items():
+        docs.setdefault(name, doc)
+    return docs
 
 
 def registry() -> dict[str, list[tuple[str, str]]]:

@@ -29,7 +29,7 @@ from rich.table import Table
 from tessera import api, summary
 from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, TraceError
 from tessera.progress import ProgressBar, should_show
-from tessera.result import FORMATS, Result, write_atomic
+from tessera.result import FORMATS, write_atomic
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="result file format (default: csv if FILE ends in .csv, else json)",
     )
+    p_run.add_argument("--all", action="store_true", help="also print every counter and derived metric")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
 
     # trace
@@ -251,7 +252,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.out is not None:
         result.save(args.out, fmt)
     if not args.quiet:
-        summary.print_result(result, out)
+        summary.print_result(result, out, all_stats=args.all)
         if args.out is not None:
             err.print(f"wrote {args.out}", markup=False, highlight=False)
     return EXIT_OK
@@ -271,6 +272,8 @@ def cmd_trace(args: argparse.Namespace, out: Console) -> int:
     if args.json:
         sys.stdout.write(json.dumps(info, sort_keys=True, indent=2) + "\n")
     else:
+        order = ["format", "records", "instructions", "loads", "stores", "ifetches", "asids", "pages_4k", "regions_2m"]
+        info = {k: info[k] for k in order if k in info} | {k: v for k, v in info.items() if k not in order}
         out.print(summary.key_value_table(info, title=args.file))
     return EXIT_OK
 

@@ -50,9 +50,7 @@ def source_of(config: ConfigLike) -> tuple[str, str]:
     if isinstance(config, os.PathLike):
         return ("file", os.fspath(config))
     if not isinstance(config, str):
-        raise TypeError(
-            f"config must be a preset name, a TOML path, TOML text or a dict, not {type(config).__name__}"
-        )
+        raise TypeError(f"config must be a preset name, a TOML path, TOML text or a dict, not {type(config).__name__}")
     if "\n" in config or "=" in config:
         return ("text", config)
     if config in preset_names():
@@ -70,13 +68,13 @@ def loads_toml(text: str) -> dict[str, Any]:
 # A small TOML writer for plain dicts (str, int, float, bool, lists, dicts).
 # ---------------------------------------------------------------------------
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _key(k: Any) -> str:
     if not isinstance(k, str):
         raise TypeError(f"TOML keys must be strings, not {type(k).__name__} ({k!r})")
-    return k if _BARE_KEY.match(k) else _string(k)
+    return k if _BARE_KEY.fullmatch(k) else _string(k)
 
 
 def _string(s: str) -> str:

@@ -34,3 +34,7 @@ class ResultFileError(TesseraError):
     def __init__(self, path: str, msg: str) -> None:
         super().__init__(f"{path}: {msg}")
         self.path = path
+        self.msg = msg
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (type(self), (self.path, self.msg))

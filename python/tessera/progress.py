@@ -60,8 +60,8 @@ class _RateColumn(ProgressColumn):
 class ProgressBar:
     """A callable ``(done, total)`` progress sink, used as a context manager::
 
-        with ProgressBar("sort.tess") as bar:
-            tessera.simulate("sandy_bridge", "sort.tess", progress=bar)
+    with ProgressBar("sort.tess") as bar:
+        tessera.simulate("sandy_bridge", "sort.tess", progress=bar)
     """
 
     def __init__(self, description: str = "simulating", console: Optional[Console] = None) -> None:

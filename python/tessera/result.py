@@ -46,6 +46,11 @@ FORMATS = ("json", "csv")
 _PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _as_float(x: Optional[float]) -> float:
+    # Saved files write non-finite metrics as null.
+    return float("nan") if x is None else float(x)
+
+
 def _finite_or_none(x: float) -> Optional[float]:
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
@@ -76,9 +81,7 @@ class Result:
         version: str,
     ) -> None:
         self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
-        self.derived: dict[str, float] = {
-            k: float("nan") if derived[k] is None else float(derived[k]) for k in sorted(derived)  # type: ignore[arg-type]
-        }
+        self.derived: dict[str, float] = {k: _as_float(v) for k, v in sorted(derived.items())}
         self.config_toml = config_toml
         self.source = source
         self.seed = int(seed)
@@ -118,7 +121,7 @@ class Result:
 
     def __repr__(self) -> str:
         name = self.config.get("name", "?")
-        return f"<tessera.Result {name} on {self.source} seed={self.seed}: {len(self.counters)} counters, {len(self.derived)} derived>"
+        return f"<tessera.Result {name} on {self.source}: {len(self.counters)} counters, {len(self.derived)} derived>"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Result):

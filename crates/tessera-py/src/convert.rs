@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
 use serde_json::Value;
 use tessera_core::config::ConfigSource;
 use tessera_core::stats::Stats;
@@ -47,7 +47,9 @@ pub fn open_source(
             let source = Synthetic::new(spec).py_err(py)?;
             Ok(Box::new(source))
         }
-        _ => Err(PyValueError::new_err("give exactly one of a trace path and synthetic parameters")),
+        _ => Err(PyValueError::new_err(
+            "give exactly one of a trace path and synthetic parameters",
+        )),
     }
 }
 
@@ -89,7 +91,10 @@ pub fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
 }
 
 /// Counters and derived metrics as two Python dicts (sorted by name).
-pub fn stats_to_py<'py>(py: Python<'py>, stats: &Stats) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+pub fn stats_to_py<'py>(
+    py: Python<'py>,
+    stats: &Stats,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let counters = PyDict::new(py);
     for (k, v) in &stats.counters {
         counters.set_item(k, *v)?;
@@ -103,5 +108,9 @@ pub fn stats_to_py<'py>(py: Python<'py>, stats: &Stats) -> PyResult<(Bound<'py, 
 
 /// A saved result's counters and derived metrics → [`Stats`] (without metadata).
 pub fn stats_from_py(counters: BTreeMap<String, u64>, derived: BTreeMap<String, f64>) -> Stats {
-    Stats { counters, derived, ..Stats::default() }
+    Stats {
+        counters,
+        derived,
+        ..Stats::default()
+    }
 }

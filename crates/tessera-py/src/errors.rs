@@ -16,10 +16,30 @@ use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use tessera_core::error::{Error, Location};
 
-create_exception!(tessera, TesseraError, PyException, "Base class of every error Tessera reports.");
-create_exception!(tessera, ConfigError, TesseraError, "A config key is unknown, malformed or contradicts another.");
-create_exception!(tessera, TraceError, TesseraError, "A trace file is malformed, truncated or of the wrong kind.");
-create_exception!(tessera, SimulatedOutOfMemory, TesseraError, "The simulated machine ran out of physical memory.");
+create_exception!(
+    tessera,
+    TesseraError,
+    PyException,
+    "Base class of every error Tessera reports."
+);
+create_exception!(
+    tessera,
+    ConfigError,
+    TesseraError,
+    "A config key is unknown, malformed or contradicts another."
+);
+create_exception!(
+    tessera,
+    TraceError,
+    TesseraError,
+    "A trace file is malformed, truncated or of the wrong kind."
+);
+create_exception!(
+    tessera,
+    SimulatedOutOfMemory,
+    TesseraError,
+    "The simulated machine ran out of physical memory."
+);
 
 /// Add the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -27,7 +47,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TesseraError", py.get_type::<TesseraError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
-    m.add("SimulatedOutOfMemory", py.get_type::<SimulatedOutOfMemory>())?;
+    m.add(
+        "SimulatedOutOfMemory",
+        py.get_type::<SimulatedOutOfMemory>(),
+    )?;
     Ok(())
 }
 
@@ -55,7 +78,12 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
                 ],
             )
         }
-        Error::OutOfMemory { what, requested_bytes, free_bytes, capacity_bytes } => (
+        Error::OutOfMemory {
+            what,
+            requested_bytes,
+            free_bytes,
+            capacity_bytes,
+        } => (
             SimulatedOutOfMemory::new_err(msg),
             vec![
                 ("what", obj(py, what)),

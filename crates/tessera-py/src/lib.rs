@@ -27,14 +27,22 @@ use crate::errors::IntoPyResult;
 /// Shipped presets as `(name, summary, toml)` tuples.
 #[pyfunction]
 fn presets() -> Vec<(&'static str, &'static str, &'static str)> {
-    config::presets().iter().map(|p| (p.name, p.summary, p.toml)).collect()
+    config::presets()
+        .iter()
+        .map(|p| (p.name, p.summary, p.toml))
+        .collect()
 }
 
 /// Load a config (preset, file or TOML text), apply `key=value` overrides,
 /// validate it, and return the resolved machine as TOML.
 #[pyfunction]
 #[pyo3(signature = (config_kind, config_value, overrides=Vec::new()))]
-fn resolve_config(py: Python<'_>, config_kind: &str, config_value: String, overrides: Vec<String>) -> PyResult<String> {
+fn resolve_config(
+    py: Python<'_>,
+    config_kind: &str,
+    config_value: String,
+    overrides: Vec<String>,
+) -> PyResult<String> {
     let source = convert::config_source(config_kind, config_value)?;
     Ok(config::load(&source, &overrides).py_err(py)?.to_toml())
 }
@@ -51,7 +59,21 @@ fn stat_docs(
     let source = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source, &overrides).py_err(py)?;
     let stats = tessera_core::stats::derived::stat_docs(&spec).py_err(py)?;
-    Ok(stats.info.into_iter().map(|(k, i)| (k, (i.unit, i.desc))).collect())
+    Ok(stats
+        .info
+        .into_iter()
+        .map(|(k, i)| (k, (i.unit, i.desc)))
+        .collect())
+}
+
+/// Every derived metric as `{name pattern: (unit, description)}`; names with
+/// `<tlb>` or `<level>` stand for one metric per structure.
+#[pyfunction]
+fn derived_docs() -> BTreeMap<&'static str, (&'static str, &'static str)> {
+    tessera_core::stats::derived::DERIVED_DOCS
+        .iter()
+        .map(|(n, u, d)| (*n, (*u, *d)))
+        .collect()
 }
 
 /// Equation 1 of the scale-out MMU study: expected vs simulated cycles when
@@ -73,7 +95,9 @@ fn compare(
 /// Header and summary of a trace file, as a dict.
 #[pyfunction]
 fn trace_info(py: Python<'_>, path: PathBuf) -> PyResult<PyObject> {
-    let info = py.allow_threads(|| tessera_core::trace::info(&path)).py_err(py)?;
+    let info = py
+        .allow_threads(|| tessera_core::trace::info(&path))
+        .py_err(py)?;
     convert::to_python(py, &info)
 }
 
@@ -81,14 +105,19 @@ fn trace_info(py: Python<'_>, path: PathBuf) -> PyResult<PyObject> {
 #[pyfunction]
 fn trace_convert(py: Python<'_>, src: PathBuf, dst: PathBuf, to: &str) -> PyResult<PyObject> {
     let format = Format::parse(to).py_err(py)?;
-    let summary = py.allow_threads(|| tessera_core::trace::convert(&src, &dst, format)).py_err(py)?;
+    let summary = py
+        .allow_threads(|| tessera_core::trace::convert(&src, &dst, format))
+        .py_err(py)?;
     convert::to_python(py, &summary)
 }
 
 /// Every mechanism family as `[(config key, [(name, summary), ...]), ...]`.
 #[pyfunction]
 fn registry() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    tessera_core::registry::families().into_iter().map(|(key, mechs)| (key, mechs.to_vec())).collect()
+    tessera_core::registry::families()
+        .into_iter()
+        .map(|(key, mechs)| (key, mechs.to_vec()))
+        .collect()
 }
 
 /// The core's default synthetic-stream parameters, as a dict.
@@ -100,8 +129,11 @@ fn synthetic_defaults(py: Python<'_>) -> PyResult<PyObject> {
 /// Parse a byte count such as "1GiB" or "4096" the way configs do.
 #[pyfunction]
 fn parse_size(text: &str) -> PyResult<u64> {
-    ByteSize::parse(text)
-        .ok_or_else(|| PyValueError::new_err(format!("invalid size {text:?}; use e.g. \"32KiB\", \"2MiB\", \"16GiB\"")))
+    ByteSize::parse(text).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "invalid size {text:?}; use e.g. \"32KiB\", \"2MiB\", \"16GiB\""
+        ))
+    })
 }
 
 #[pymodule]
@@ -113,6 +145,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(derived_docs, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

@@ -91,6 +91,8 @@ pub fn bench(
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
     let mut source = convert::open_source(py, trace, synthetic, seed)?;
-    let result = py.allow_threads(|| tessera_core::run::bench(&spec, source.as_mut())).py_err(py)?;
+    let result = py
+        .allow_threads(|| tessera_core::run::bench(&spec, source.as_mut()))
+        .py_err(py)?;
     convert::to_python(py, &result)
 }

@@ -559,7 +559,9 @@ mod perf_tmp {
     #[test]
     #[ignore]
     fn perf_tmp() {
+        let only_table = std::env::var("ONLY_TABLE").is_ok();
         for pf in ["none", "next_line", "stride"] {
+            if only_table { break; }
             let s = CacheSpec { l1d: level(32 << 10, 8, 4, pf), l2: level(256 << 10, 8, 12, pf), llc: level(8 << 20, 16, 40, "none"), dram_latency: 200 };
             let mut c = CacheHierarchy::build(&s, 1).unwrap();
             let mut x: u64 = 12345;
@@ -574,6 +576,20 @@ mod perf_tmp {
             let e = t.elapsed().as_secs_f64();
             eprintln!("{pf}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
         }
+        {
+            let v: Vec<u64> = (0..1024).collect();
+            let mut x: u64 = 99;
+            let n = 20_000_000u64;
+            let st = std::time::Instant::now();
+            let mut h = 0u64;
+            for _ in 0..n {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                let tag = x % 1400;
+                h = h.wrapping_add(v[(tag % 1024) as usize]);
+            }
+            let e = st.elapsed().as_secs_f64();
+            eprintln!("baseline: {:.1} M ops/s, {h}", n as f64 / e / 1e6);
+        }
         let spec = MechanismSpec { kind: "lru".into(), params: toml::Table::new() };
         for ways in [8u32, 1024] {
             let sets = 1024 / ways;
@@ -586,7 +602,7 @@ mod perf_tmp {
             for _ in 0..n {
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17;
                 let tag = x % 1400;
-                let set = (tag % sets as u64) as u32;
+                let set = (tag & (sets as u64 - 1)) as u32;
                 if t.lookup(set, tag).is_some() { h += 1 } else { t.insert(set, tag, 0); }
             }
             let e = st.elapsed().as_secs_f64();

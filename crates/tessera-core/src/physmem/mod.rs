@@ -8,11 +8,10 @@
 //! 4 KiB of host storage so page-table entries are real bits that the walker
 //! reads and writes with [`PhysMem::read_u64`] / [`PhysMem::write_u64`].
 //!
-//! Storage is found without hashing, through a two-level directory:
-//! `dir[pfn >> 9]` names a chunk of 512 slot numbers, and the slot names a
-//! 4 KiB node in one flat vector. Chunk 0 and slot 0 are permanent all-zero
-//! sentinels, so a read is three dependent loads and no branches, and a frame
-//! without storage reads as 0.
+//! Storage is found through a compact pfn → slot hash map naming a 4 KiB node
+//! in one flat vector. Slot 0 is a permanent all-zero sentinel, so a frame
+//! without storage reads as 0. (A dense per-frame directory was measured to
+//! miss the host caches on nearly every walk: table frames are few and scattered.)
 //!
 //! Pre-fragmentation: before the run, `round(fragmentation × whole 2 MiB blocks)`
 //! distinct 2 MiB blocks are chosen at random (seeded, component name
@@ -37,10 +36,15 @@
 //! counters under `physmem.allocator.<kind>.*` (e.g. `physmem.allocator.buddy.splits`).
 
 pub mod allocator;
+mod arena;
+
+use arena::NodeStore;
 
 use std::fmt;
 
 use rand::Rng;
+
+use rustc_hash::FxHashMap;
 
 use crate::addr::{Pfn, BASE_PAGE, BASE_SHIFT};
 use crate::config::spec::PhysMemSpec;
@@ -52,8 +56,7 @@ use allocator::{AllocCtx, AnyAllocator, FrameAllocator};
 /// Frames per 2 MiB block.
 const FRAMES_2M: u64 = 512;
 /// Frames per directory chunk (and words per node): both 512.
-const CHUNK_SHIFT: u32 = 9;
-const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK: usize = 512;
 /// Largest accepted capacity.
 pub const MAX_CAPACITY: u64 = 4 << 40;
 
@@ -72,12 +75,13 @@ stat_group! {
 pub struct PhysMem {
     alloc: AnyAllocator,
     capacity_frames: u64,
-    /// `dir[pfn >> 9]`: index into `chunks` (0 = the all-zero sentinel chunk).
-    dir: Vec<u32>,
-    /// Slot number per frame of a 512-frame chunk (0 = no storage).
-    chunks: Vec<[u32; CHUNK]>,
+    /// Storage slot of every page-table frame. A compact hash map rather than a
+    /// per-frame array: table frames are few (a few thousand for gigabytes of
+    /// data) and scattered, so a dense index would spread over megabytes of host
+    /// memory and miss the host caches on every walk.
+    slots: FxHashMap<u64, u32>,
     /// Node storage; `nodes[0]` is the all-zero sentinel and is never written.
-    nodes: Vec<[u64; CHUNK]>,
+    nodes: NodeStore,
     /// Released node slots, reused before growing `nodes`.
     spare_slots: Vec<u32>,
     table_frames: u64,
@@ -114,9 +118,12 @@ impl PhysMem {
         let mut mem = PhysMem {
             alloc,
             capacity_frames,
-            dir: vec![0; capacity_frames.div_ceil(CHUNK as u64) as usize],
-            chunks: vec![[0; CHUNK]],
-            nodes: vec![[0; CHUNK]],
+            slots: FxHashMap::default(),
+            nodes: {
+                let mut n = NodeStore::new();
+                n.push_zeroed();
+                n
+            },
             spare_slots: Vec::new(),
             table_frames: 0,
             pinned_frames: 0,
@@ -201,44 +208,39 @@ impl PhysMem {
     }
 
     fn drop_storage(&mut self, start: u64, end: u64) {
-        let mut pfn = start;
-        while pfn < end {
-            let d = (pfn >> CHUNK_SHIFT) as usize;
-            let chunk_end = ((d as u64 + 1) << CHUNK_SHIFT).min(end);
-            let c = self.dir[d] as usize;
-            if c != 0 {
-                for p in pfn..chunk_end {
-                    let slot = &mut self.chunks[c][(p as usize) & (CHUNK - 1)];
-                    if *slot != 0 {
-                        self.spare_slots.push(*slot);
-                        *slot = 0;
-                        self.table_frames -= 1;
-                    }
+        let mut released = Vec::new();
+        if end - start > self.slots.len() as u64 {
+            self.slots.retain(|&pfn, slot| {
+                let keep = !(start..end).contains(&pfn);
+                if !keep {
+                    released.push(*slot);
+                }
+                keep
+            });
+        } else {
+            for pfn in start..end {
+                if let Some(slot) = self.slots.remove(&pfn) {
+                    released.push(slot);
                 }
             }
-            pfn = chunk_end;
         }
+        self.table_frames -= released.len() as u64;
+        self.spare_slots.extend(released);
     }
 
     /// Allocate one zeroed 4 KiB frame with backing storage, for a page-table node.
     pub fn alloc_table_frame(&mut self) -> Result<Pfn> {
         let pfn = self.alloc(0, "page-table node")?;
-        let d = (pfn.0 >> CHUNK_SHIFT) as usize;
-        if self.dir[d] == 0 {
-            self.dir[d] = self.chunks.len() as u32;
-            self.chunks.push([0; CHUNK]);
-        }
         let slot = match self.spare_slots.pop() {
             Some(s) => {
-                self.nodes[s as usize] = [0; CHUNK];
+                *self.nodes.node_mut(s as usize) = [0; CHUNK];
                 s
             }
             None => {
-                self.nodes.push([0; CHUNK]);
-                (self.nodes.len() - 1) as u32
+                self.nodes.push_zeroed() as u32
             }
         };
-        self.chunks[self.dir[d] as usize][(pfn.0 as usize) & (CHUNK - 1)] = slot;
+        self.slots.insert(pfn.0, slot);
         self.table_frames += 1;
         Ok(pfn)
     }
@@ -246,8 +248,23 @@ impl PhysMem {
     /// Storage slot of frame `pfn` (0 = none).
     #[inline]
     fn slot(&self, pfn: u64) -> usize {
-        let c = self.dir.get((pfn >> CHUNK_SHIFT) as usize).copied().unwrap_or(0);
-        self.chunks[c as usize][(pfn as usize) & (CHUNK - 1)] as usize
+        self.slots.get(&pfn).copied().unwrap_or(0) as usize
+    }
+
+    /// Host storage slot of table frame `pfn` (0 if it is not a table frame).
+    /// Slots are stable while the frame holds a table; used for prefetch hints.
+    #[inline]
+    pub fn table_slot(&self, pfn: u64) -> u32 {
+        self.slot(pfn) as u32
+    }
+
+    /// Ask the host CPU to bring entry `index` of the table node in `slot` into
+    /// its caches. A performance hint only: it never changes any state.
+    #[inline]
+    pub fn prefetch_entry(&self, slot: u32, index: u64) {
+        if slot != 0 {
+            self.nodes.prefetch(slot as usize, index as usize);
+        }
     }
 
     /// Whether frame `pfn` has backing storage (is a page-table frame).
@@ -261,7 +278,7 @@ impl PhysMem {
     #[inline]
     pub fn read_u64(&self, paddr: u64) -> u64 {
         debug_assert!(paddr & 7 == 0, "unaligned read at {paddr:#x}");
-        self.nodes[self.slot(paddr >> BASE_SHIFT)][((paddr >> 3) as usize) & (CHUNK - 1)]
+        self.nodes.node(self.slot(paddr >> BASE_SHIFT))[((paddr >> 3) as usize) & (CHUNK - 1)]
     }
 
     /// Write the 8-byte word at `paddr`; `paddr` must lie in a table frame.
@@ -271,7 +288,7 @@ impl PhysMem {
         let slot = self.slot(paddr >> BASE_SHIFT);
         debug_assert!(slot != 0, "write to {paddr:#x}, which is not in a page-table frame");
         if slot != 0 {
-            self.nodes[slot][((paddr >> 3) as usize) & (CHUNK - 1)] = value;
+            self.nodes.node_mut(slot)[((paddr >> 3) as usize) & (CHUNK - 1)] = value;
         }
     }
 

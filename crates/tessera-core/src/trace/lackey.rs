@@ -191,126 +191,160 @@ impl<R: Read> LackeyReader<R> {
         self.err(self.line, start, what)
     }
 
-    #[cold]
-    fn is_blank(&self, start: usize) -> Option<usize> {
-        let b = &self.buf[start..self.complete];
-        let nl = b.iter().position(|&c| c == b'\n')?;
-        b[..nl].iter().all(|c| c.is_ascii_whitespace()).then_some(start + nl + 1)
-    }
-
-    #[cold]
-    fn skip_line(&self, start: usize) -> usize {
-        let b = &self.buf[start..self.complete];
-        start + b.iter().position(|&c| c == b'\n').map_or(b.len(), |i| i + 1)
-    }
-
-    /// Parse one line at `pos` into `out`. `buf[pos..complete]` ends with `\n`,
-    /// and no byte a field accepts is `\n`, so every index below stays in bounds.
-    #[inline(always)]
-    fn parse_line(&mut self, out: &mut AccessBatch, cap: usize) -> Result<()> {
-        let start = self.pos;
-        let b = &self.buf[start..self.complete];
-        self.line += 1;
-        if b[0] == b'\n' {
-            self.pos = start + 1;
-            return Ok(());
+    /// Parse complete lines from `pos` into `out` until it holds `cap`
+    /// records or the complete lines run out. Every line in
+    /// `buf[pos..complete]` ends with `\n`, and no byte a field accepts is
+    /// `\n`, so the indexing below never runs past the buffer.
+    ///
+    /// The state and the output columns are held in locals for the loop so
+    /// they stay in registers (writes through `out` could alias them).
+    fn parse_lines(&mut self, out: &mut AccessBatch, cap: usize) -> Result<()> {
+        let buf = &self.buf[..self.complete];
+        let mut pos = self.pos;
+        let mut line = self.line;
+        let mut pending = self.pending_gap;
+        let mut spill = None;
+        let mut gaps = std::mem::take(&mut out.ins_gap);
+        let mut addrs = std::mem::take(&mut out.vaddr);
+        let mut kinds = std::mem::take(&mut out.kind);
+        let mut sizes = std::mem::take(&mut out.size);
+        macro_rules! push {
+            ($gap:expr, $addr:expr, $kind:expr, $size:expr) => {{
+                gaps.push($gap);
+                addrs.push($addr);
+                kinds.push($kind);
+                sizes.push($size);
+            }};
         }
-        let kind = match (b[0], b[1]) {
-            (b'I', b' ') => b'I',
-            (b' ', k @ (b'L' | b'S' | b'M')) => k,
-            (b'=', b'=') => {
-                self.pos = self.skip_line(start);
-                return Ok(());
+        let res: std::result::Result<(), (usize, &'static str)> = loop {
+            if addrs.len() >= cap || pos >= buf.len() {
+                break Ok(());
             }
-            _ => {
-                if let Some(next) = self.is_blank(start) {
-                    self.pos = next;
-                    return Ok(());
+            let start = pos;
+            let b = &buf[start..];
+            line += 1;
+            if b[0] == b'\n' {
+                pos += 1;
+                continue;
+            }
+            let kind = match (b[0], b[1]) {
+                (b'I', b' ') => b'I',
+                (b' ', k @ (b'L' | b'S' | b'M')) => k,
+                (b'=', b'=') => {
+                    pos = start + line_len(b);
+                    continue;
                 }
-                return Err(self.bad_line(start, "not a lackey record (expected `I  `, ` L `, ` S `, ` M ` or `==`)"));
+                _ => {
+                    if let Some(len) = blank_len(b) {
+                        pos = start + len;
+                        continue;
+                    }
+                    break Err((start, "not a lackey record (expected `I  `, ` L `, ` S `, ` M ` or `==`)"));
+                }
+            };
+            if b[2] != b' ' {
+                break Err((start, "not a lackey record (expected a space after the kind)"));
             }
-        };
-        if b[2] != b' ' {
-            return Err(self.bad_line(start, "not a lackey record (expected a space after the kind)"));
-        }
-        let mut i = 3;
-        let mut addr: u64 = 0;
-        loop {
-            let d = HEX[b[i] as usize];
-            if d == NOT_HEX {
-                break;
+            let mut i = 3;
+            let mut addr: u64 = 0;
+            loop {
+                let d = HEX[b[i] as usize];
+                if d == NOT_HEX {
+                    break;
+                }
+                addr = (addr << 4) | d as u64;
+                i += 1;
             }
-            addr = (addr << 4) | d as u64;
+            let digits = i - 3;
+            if digits == 0 {
+                break Err((start, "bad hex address"));
+            }
+            if digits > 16 {
+                break Err((start, "address has more than 16 hex digits"));
+            }
+            if b[i] != b',' {
+                break Err((start, "expected `,` after the address"));
+            }
             i += 1;
-        }
-        let digits = i - 3;
-        if digits == 0 {
-            return Err(self.bad_line(start, "bad hex address"));
-        }
-        if digits > 16 {
-            return Err(self.bad_line(start, "address has more than 16 hex digits"));
-        }
-        if b[i] != b',' {
-            return Err(self.bad_line(start, "expected `,` after the address"));
-        }
-        i += 1;
-        let dstart = i;
-        let mut size: u32 = 0;
-        while b[i].is_ascii_digit() && i - dstart < 4 {
-            size = size * 10 + (b[i] - b'0') as u32;
-            i += 1;
-        }
-        if i == dstart {
-            return Err(self.bad_line(start, "bad size (expected a decimal number)"));
-        }
-        let end = match b[i] {
-            b'\n' => i + 1,
-            b'\r' if b[i + 1] == b'\n' => i + 2,
-            _ if b[i].is_ascii_digit() => return Err(self.bad_line(start, "size larger than 255")),
-            _ => return Err(self.bad_line(start, "unexpected text after the size")),
+            let dstart = i;
+            let mut size: u32 = 0;
+            while b[i].is_ascii_digit() && i - dstart < 4 {
+                size = size * 10 + (b[i] - b'0') as u32;
+                i += 1;
+            }
+            if i == dstart {
+                break Err((start, "bad size (expected a decimal number)"));
+            }
+            let end = match b[i] {
+                b'\n' => i + 1,
+                b'\r' if b[i + 1] == b'\n' => i + 2,
+                c if c.is_ascii_digit() => break Err((start, "size larger than 255")),
+                _ => break Err((start, "unexpected text after the size")),
+            };
+            if size > 255 {
+                break Err((start, "size larger than 255"));
+            }
+            let size = size as u8;
+            match kind {
+                b'I' => {
+                    let Some(g) = pending.checked_add(1) else {
+                        break Err((start, "more than 2^32 instructions without an access"));
+                    };
+                    if size == 0 {
+                        pending = g;
+                    } else {
+                        push!(g, addr, AccessKind::IFetch, size);
+                        pending = 0;
+                    }
+                }
+                _ if size == 0 => break Err((start, "data access of size 0")),
+                b'L' => {
+                    push!(pending, addr, AccessKind::Load, size);
+                    pending = 0;
+                }
+                b'S' => {
+                    push!(pending, addr, AccessKind::Store, size);
+                    pending = 0;
+                }
+                _ => {
+                    push!(pending, addr, AccessKind::Load, size);
+                    pending = 0;
+                    if addrs.len() < cap {
+                        push!(0, addr, AccessKind::Store, size);
+                    } else {
+                        spill = Some((addr, size));
+                    }
+                }
+            }
+            pos = start + end;
         };
-        if size > 255 {
-            return Err(self.bad_line(start, "size larger than 255"));
+        let n = addrs.len();
+        out.ins_gap = gaps;
+        out.vaddr = addrs;
+        out.kind = kinds;
+        out.size = sizes;
+        out.asid.resize(n, 0);
+        self.pos = pos;
+        self.line = line;
+        self.pending_gap = pending;
+        if spill.is_some() {
+            self.spill = spill;
         }
-        let size = size as u8;
-        match kind {
-            b'I' => {
-                if size == 0 {
-                    self.pending_gap = match self.pending_gap.checked_add(1) {
-                        Some(g) => g,
-                        None => return Err(self.bad_line(start, "more than 2^32 instructions without an access")),
-                    };
-                } else {
-                    let gap = match self.pending_gap.checked_add(1) {
-                        Some(g) => g,
-                        None => return Err(self.bad_line(start, "more than 2^32 instructions without an access")),
-                    };
-                    out.push(gap, addr, AccessKind::IFetch, size, 0);
-                    self.pending_gap = 0;
-                }
-            }
-            _ if size == 0 => return Err(self.bad_line(start, "data access of size 0")),
-            b'L' => {
-                out.push(self.pending_gap, addr, AccessKind::Load, size, 0);
-                self.pending_gap = 0;
-            }
-            b'S' => {
-                out.push(self.pending_gap, addr, AccessKind::Store, size, 0);
-                self.pending_gap = 0;
-            }
-            _ => {
-                out.push(self.pending_gap, addr, AccessKind::Load, size, 0);
-                self.pending_gap = 0;
-                if out.len() < cap {
-                    out.push(0, addr, AccessKind::Store, size, 0);
-                } else {
-                    self.spill = Some((addr, size));
-                }
-            }
-        }
-        self.pos = start + end;
-        Ok(())
+        res.map_err(|(start, what)| self.bad_line(start, what))
     }
+}
+
+/// Length of the line at the start of `b`, including its `\n`.
+#[cold]
+fn line_len(b: &[u8]) -> usize {
+    b.iter().position(|&c| c == b'\n').map_or(b.len(), |i| i + 1)
+}
+
+/// Length of the line at the start of `b` if it is whitespace only.
+#[cold]
+fn blank_len(b: &[u8]) -> Option<usize> {
+    let n = line_len(b);
+    b[..n].iter().all(|c| c.is_ascii_whitespace()).then_some(n)
 }
 
 impl<R: Read> AccessSource for LackeyReader<R> {
@@ -324,7 +358,7 @@ impl<R: Read> AccessSource for LackeyReader<R> {
             if self.pos >= self.complete && !self.refill()? {
                 break;
             }
-            self.parse_line(out, cap)?;
+            self.parse_lines(out, cap)?;
         }
         Ok(!out.is_empty())
     }

@@ -303,26 +303,32 @@ impl<R: Read> AccessSource for NativeReader<R> {
             }
             let n = (cap - out.len()).min((self.data.len() - self.cur) / RECORD_LEN);
             let end = self.cur + n * RECORD_LEN;
-            let mut gaps: u64 = 0;
-            for (k, r) in self.data[self.cur..end].chunks_exact(RECORD_LEN).enumerate() {
-                let vaddr = u64::from_le_bytes(r[0..8].try_into().unwrap());
-                let gap = u32::from_le_bytes(r[8..12].try_into().unwrap());
-                let asid = u16::from_le_bytes([r[12], r[13]]);
-                let kind = match r[14] {
-                    0 => AccessKind::Load,
-                    1 => AccessKind::Store,
-                    2 => AccessKind::IFetch,
-                    bad => {
-                        let rec = self.cur / RECORD_LEN + k;
-                        return Err(self.bad_kind(rec, bad));
-                    }
-                };
-                gaps += gap as u64;
-                out.push(gap, vaddr, kind, r[15], asid);
+            let recs = &self.data[self.cur..end];
+            // One pass per column: each `extend` from an exact-size iterator
+            // is a tight loop without per-element capacity checks.
+            let base = out.ins_gap.len();
+            let rs = || recs.chunks_exact(RECORD_LEN);
+            let mut bad = false;
+            out.kind.extend(rs().map(|r| match r[14] {
+                0 => AccessKind::Load,
+                1 => AccessKind::Store,
+                2 => AccessKind::IFetch,
+                _ => {
+                    bad = true;
+                    AccessKind::Load
+                }
+            }));
+            if bad {
+                let k = rs().position(|r| r[14] > 2).unwrap_or(0);
+                return Err(self.bad_kind(self.cur / RECORD_LEN + k, recs[k * RECORD_LEN + 14]));
             }
+            out.vaddr.extend(rs().map(|r| u64::from_le_bytes(r[0..8].try_into().unwrap())));
+            out.ins_gap.extend(rs().map(|r| u32::from_le_bytes(r[8..12].try_into().unwrap())));
+            out.asid.extend(rs().map(|r| u16::from_le_bytes([r[12], r[13]])));
+            out.size.extend(rs().map(|r| r[15]));
+            self.instructions += out.ins_gap[base..].iter().map(|&g| g as u64).sum::<u64>();
             self.cur = end;
             self.records += n as u64;
-            self.instructions += gaps;
         }
         // `next_block` returns false only after the end block's totals and
         // trailing magic have been checked.

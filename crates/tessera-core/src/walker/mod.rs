@@ -105,7 +105,13 @@ pub struct Walker {
     pub stats: WalkerStats,
     /// Map from a cache-level index to its refs counter slot (l1d/l2/llc/dram).
     level_slot: Vec<u8>,
+    /// Host-side hints: (ASID, 2 MiB region) → host slot of its leaf node, so the
+    /// machine can prefetch a leaf entry a few accesses ahead. A stale or missing
+    /// hint only costs a useless prefetch; it never changes a result.
+    hints: Vec<(u64, u32)>,
 }
+
+const HINTS: usize = 1 << 13;
 
 const SLOT_NAMES: [&str; 4] = ["l1d", "l2", "llc", "dram"];
 
@@ -129,6 +135,7 @@ impl Walker {
             psc_latency,
             stats: WalkerStats::default(),
             level_slot,
+            hints: vec![(u64::MAX, 0); HINTS],
         })
     }
 
@@ -164,6 +171,13 @@ impl Walker {
         }
         let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
         loop {
+            if level == 1 {
+                let key = hint_key(va, asid);
+                let h = &mut self.hints[(key as usize) & (HINTS - 1)];
+                if h.0 != key {
+                    *h = (key, mem.table_slot(node));
+                }
+            }
             let addr = (node << 12) + index(va, level) * 8;
             let served = caches.access(addr, false, self.entry, Source::Walk);
             self.stats.refs_total += 1;
@@ -222,6 +236,16 @@ impl Walker {
         }
     }
 
+    /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
+    #[inline]
+    pub fn prefetch_leaf(&self, va: u64, asid: Asid, mem: &PhysMem) {
+        let key = hint_key(va, asid);
+        let h = self.hints[(key as usize) & (HINTS - 1)];
+        if h.0 == key {
+            mem.prefetch_entry(h.1, index(va, 1));
+        }
+    }
+
     #[inline]
     fn account(&mut self, instr: bool, cycles: u64, completed: bool) {
         self.stats.cycles += cycles;
@@ -257,6 +281,11 @@ impl Walker {
             visit_prefixed(p.name, &p.stats, v);
         }
     }
+}
+
+#[inline]
+fn hint_key(va: u64, asid: Asid) -> u64 {
+    (va >> 21) & ((1 << 36) - 1) | (asid as u64) << 36
 }
 
 fn build_pscs(spec: &MmuSpec, seed: u64) -> Result<Vec<Psc>> {

@@ -1,0 +1,19 @@
+//! Profiling harness: `cargo run --release --example throughput -- PRESET PATTERN ACCESSES`
+//! (e.g. `tlb_only uniform 50000000`); run it under `perf record` to profile the
+//! hot path. The README figures come from `tessera bench`, which calls the same
+//! `run::bench`.
+
+use tessera_core::config::{load, ConfigSource};
+use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let preset = args.get(1).map(String::as_str).unwrap_or("tlb_only");
+    let pattern = args.get(2).map(String::as_str).unwrap_or("uniform");
+    let accesses: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50_000_000);
+    let spec = load(&ConfigSource::Preset(preset.into()), &[]).expect("preset");
+    let pattern = Pattern::parse(pattern).expect("pattern: uniform, sequential or hotcold");
+    let mut src = Synthetic::new(SyntheticSpec::new(pattern, accesses, 8 << 30, 1)).expect("stream");
+    let r = tessera_core::run::bench(&spec, &mut src).expect("run");
+    println!("{} {} {:.1} M accesses/s ({} accesses in {:.2} s)", r.machine, r.source, r.accesses_per_sec / 1e6, r.accesses, r.seconds);
+}
