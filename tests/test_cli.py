@@ -287,3 +287,17 @@ def test_ctrl_c_exits_130_without_output(tmp_path):
     assert "Traceback" not in err
     assert not out.exists()
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_summary_shows_only_what_the_machine_has(cli):
+    timed = cli("run", "--preset", "sandy_bridge", *SMALL_SYNTHETIC)
+    assert timed.code == 0, timed.err
+    for text in ("TLBs", "l2_tlb", "miss rate", "Page walks", "walks PKI", "cycles per walk", "Data caches", "IPC"):
+        assert text in timed.out, text
+    untimed = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC)
+    assert untimed.code == 0, untimed.err
+    assert "TLBs" in untimed.out and "walks PKI" in untimed.out
+    for text in ("cycles per walk", "Data caches", "IPC", "served by L1D"):
+        assert text not in untimed.out, text
+    everything = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--all")
+    assert "mmu.l2_tlb.misses" in everything.out

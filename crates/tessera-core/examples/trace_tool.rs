@@ -25,7 +25,9 @@ fn drain(src: &mut dyn AccessSource) -> Result<(u64, u64)> {
     while src.next_batch(&mut b)? {
         n += b.len() as u64;
         // Touch the data so the work cannot be optimised away.
-        x = x.wrapping_add(b.vaddr[b.len() - 1]).wrapping_add(b.ins_gap[0] as u64);
+        x = x
+            .wrapping_add(b.vaddr[b.len() - 1])
+            .wrapping_add(b.ins_gap[0] as u64);
     }
     Ok((n, x))
 }
@@ -46,7 +48,10 @@ fn run(args: &[String]) -> Result<()> {
             let mut src = trace::open(Path::new(arg(1)))?;
             let (n, x) = drain(src.as_mut())?;
             let s = t.elapsed().as_secs_f64();
-            println!("{n} records in {s:.3} s = {:.1} M records/s (check {x:x})", n as f64 / s / 1e6);
+            println!(
+                "{n} records in {s:.3} s = {:.1} M records/s (check {x:x})",
+                n as f64 / s / 1e6
+            );
         }
         "synthetic" => {
             let n: u64 = arg(2).parse().unwrap_or(100_000_000);
@@ -56,25 +61,34 @@ fn run(args: &[String]) -> Result<()> {
             let mut best = f64::MAX;
             let mut x = 0;
             for _ in 0..5 {
-                let mut src = Synthetic::new(SyntheticSpec::new(Pattern::parse(arg(1))?, n, fp, 1))?;
+                let mut src =
+                    Synthetic::new(SyntheticSpec::new(Pattern::parse(arg(1))?, n, fp, 1))?;
                 let t = Instant::now();
                 x = drain(&mut src)?.1;
                 best = best.min(t.elapsed().as_secs_f64());
             }
-            println!("{n} accesses in {best:.3} s (best of 5) = {:.1} M accesses/s (check {x:x})", n as f64 / best / 1e6);
+            println!(
+                "{n} accesses in {best:.3} s (best of 5) = {:.1} M accesses/s (check {x:x})",
+                n as f64 / best / 1e6
+            );
         }
         "write-synthetic" => {
             let n: u64 = arg(2).parse().unwrap_or(10_000_000);
             let spec = SyntheticSpec::new(Pattern::parse(arg(1))?, n, 1 << 30, 1);
             let mut src = Synthetic::new(spec.clone())?;
-            let mut w = NativeWriter::create(Path::new(arg(3)), serde_json::to_value(&spec).unwrap())?;
+            let mut w =
+                NativeWriter::create(Path::new(arg(3)), serde_json::to_value(&spec).unwrap())?;
             let mut b = AccessBatch::with_capacity(BATCH_LEN);
             let t = Instant::now();
             while src.next_batch(&mut b)? {
                 w.write_batch(&b)?;
             }
             let s = w.finish()?;
-            println!("{} ({:.3} s)", serde_json::to_string(&s).unwrap(), t.elapsed().as_secs_f64());
+            println!(
+                "{} ({:.3} s)",
+                serde_json::to_string(&s).unwrap(),
+                t.elapsed().as_secs_f64()
+            );
         }
         _ => {
             eprintln!("usage: trace_tool convert IN OUT native|lackey | info T | read T | synthetic PATTERN N [FOOTPRINT] | write-synthetic PATTERN N OUT");

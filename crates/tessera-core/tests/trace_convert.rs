@@ -14,11 +14,16 @@ mod trace_convert {
     use crate::trace_support::*;
 
     fn data(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name)
     }
 
     fn without_chatter(text: &str) -> String {
-        text.lines().filter(|l| !l.starts_with("==")).map(|l| format!("{l}\n")).collect()
+        text.lines()
+            .filter(|l| !l.starts_with("=="))
+            .map(|l| format!("{l}\n"))
+            .collect()
     }
 
     #[test]
@@ -33,7 +38,10 @@ mod trace_convert {
         assert_eq!((s2.from, s2.to), (Format::Native, Format::Lackey));
         assert_eq!((s1.records, s1.instructions), (s2.records, s2.instructions));
         assert_eq!(s1.instructions, 3206);
-        assert_eq!(std::fs::read_to_string(&back).unwrap(), without_chatter(&orig));
+        assert_eq!(
+            std::fs::read_to_string(&back).unwrap(),
+            without_chatter(&orig)
+        );
         assert_eq!(s2.bytes_out, std::fs::metadata(&back).unwrap().len());
         let meta = NativeReader::open(&tess).unwrap().meta().clone();
         assert_eq!(meta["source_format"], "lackey");
@@ -46,7 +54,11 @@ mod trace_convert {
         // ` L`/` S` pair of the same address and size, so both come back as ` M`.
         let dir = TempDir::new("convert-modify");
         let src = dir.path("a.lackey");
-        std::fs::write(&src, "I  10,4\n L 20,8\n S 20,8\nI  14,4\n L 20,8\n S 28,8\n").unwrap();
+        std::fs::write(
+            &src,
+            "I  10,4\n L 20,8\n S 20,8\nI  14,4\n L 20,8\n S 28,8\n",
+        )
+        .unwrap();
         trace::convert(&src, &dir.path("a.tess"), Format::Native).unwrap();
         trace::convert(&dir.path("a.tess"), &dir.path("b.lackey"), Format::Lackey).unwrap();
         assert_eq!(
@@ -118,7 +130,11 @@ mod trace_convert {
             assert_eq!(file, src.display().to_string());
             assert_eq!(loc, Location::Line(400_001));
             assert!(msg.contains("` L 1000,8,9`"), "{msg}");
-            assert_eq!(dir.files(), vec!["bad.lackey"], "output or temporary file left behind");
+            assert_eq!(
+                dir.files(),
+                vec!["bad.lackey"],
+                "output or temporary file left behind"
+            );
         }
     }
 
@@ -127,11 +143,13 @@ mod trace_convert {
         let dir = TempDir::new("convert-fail-native");
         let a = dir.path("a.tess");
         let mut w = NativeWriter::create(&a, serde_json::json!({})).unwrap();
-        w.write_batch(&batch_of(&random_records(100_000, 6))).unwrap();
+        w.write_batch(&batch_of(&random_records(100_000, 6)))
+            .unwrap();
         w.finish().unwrap();
         let bytes = std::fs::read(&a).unwrap();
         std::fs::write(&a, &bytes[..bytes.len() - 30]).unwrap();
-        let (_, loc, msg) = trace_err(trace::convert(&a, &dir.path("b.tess"), Format::Native).unwrap_err());
+        let (_, loc, msg) =
+            trace_err(trace::convert(&a, &dir.path("b.tess"), Format::Native).unwrap_err());
         assert!(matches!(loc, Location::Offset(_)));
         assert!(msg.contains("truncated"), "{msg}");
         assert_eq!(dir.files(), vec!["a.tess"]);
@@ -140,19 +158,27 @@ mod trace_convert {
     #[test]
     fn records_lackey_cannot_express_are_refused_without_output() {
         let dir = TempDir::new("convert-refuse");
-        for (i, rec) in [(1, 0x1000, Load, 8, 3), (1, 0x1000, Store, 0, 0), (0, 0x1000, IFetch, 4, 0)]
-            .into_iter()
-            .enumerate()
+        for (i, rec) in [
+            (1, 0x1000, Load, 8, 3),
+            (1, 0x1000, Store, 0, 0),
+            (0, 0x1000, IFetch, 4, 0),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let a = dir.path(&format!("r{i}.tess"));
             let mut w = NativeWriter::create(&a, serde_json::json!({})).unwrap();
-            w.write_batch(&batch_of(&[(1, 0x40, IFetch, 4, 0), rec])).unwrap();
+            w.write_batch(&batch_of(&[(1, 0x40, IFetch, 4, 0), rec]))
+                .unwrap();
             w.finish().unwrap();
             let out = dir.path("out.lackey");
             let (file, loc, msg) = trace_err(trace::convert(&a, &out, Format::Lackey).unwrap_err());
             assert_eq!(file, out.display().to_string());
             assert_eq!(loc, Location::Line(2));
-            assert!(msg.contains("record 1 cannot be written as lackey"), "{msg}");
+            assert!(
+                msg.contains("record 1 cannot be written as lackey"),
+                "{msg}"
+            );
             assert!(!out.exists());
         }
         assert_eq!(dir.files(), vec!["r0.tess", "r1.tess", "r2.tess"]);
@@ -223,7 +249,10 @@ mod trace_convert {
     fn example_sort_trace_info_matches_its_readme() {
         let i = trace::info(&example_trace()).unwrap();
         assert_eq!(i.format, Format::Native);
-        assert_eq!((i.records, i.instructions, i.pages_4k), (5_879_470, 4_172_231, 184));
+        assert_eq!(
+            (i.records, i.instructions, i.pages_4k),
+            (5_879_470, 4_172_231, 184)
+        );
         assert_eq!((i.ifetches, i.asids), (4_172_231, 1));
     }
 }

@@ -66,7 +66,9 @@ I  00000000,0
     fn empty_lackey_trace_has_no_records() {
         let dir = TempDir::new("lackey-empty");
         assert!(read_path(&write(&dir, "e", ""), 8).unwrap().is_empty());
-        assert!(read_path(&write(&dir, "f", "==1== only chatter\n\n"), 8).unwrap().is_empty());
+        assert!(read_path(&write(&dir, "f", "==1== only chatter\n\n"), 8)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -100,7 +102,10 @@ I  00000000,0
             assert_eq!(file, p.display().to_string(), "{bad}");
             assert_eq!(loc, Location::Line(5), "{bad}: {msg}");
             assert!(msg.contains(why), "{bad}: {msg}");
-            assert!(msg.contains(&format!("`{bad}`")), "{bad}: message does not quote the line: {msg}");
+            assert!(
+                msg.contains(&format!("`{bad}`")),
+                "{bad}: message does not quote the line: {msg}"
+            );
         }
     }
 
@@ -111,7 +116,10 @@ I  00000000,0
         std::fs::write(&p, [0u8, 159, 146, 150, 1, 2, 3, b'\n']).unwrap();
         let (_, loc, msg) = trace_err(read_path(&p, 8).unwrap_err());
         assert_eq!(loc, Location::Line(1));
-        assert!(msg.contains("neither a Tessera native trace nor lackey text"), "{msg}");
+        assert!(
+            msg.contains("neither a Tessera native trace nor lackey text"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -15,7 +15,12 @@ mod trace_native {
 
     use crate::trace_support::*;
 
-    fn write(path: &Path, recs: &[Rec], chunk: usize, meta: serde_json::Value) -> trace::NativeSummary {
+    fn write(
+        path: &Path,
+        recs: &[Rec],
+        chunk: usize,
+        meta: serde_json::Value,
+    ) -> trace::NativeSummary {
         let mut w = NativeWriter::create(path, meta).unwrap();
         for c in recs.chunks(chunk.max(1)) {
             w.write_batch(&batch_of(c)).unwrap();
@@ -69,7 +74,8 @@ mod trace_native {
         let p = dir.path("never.tess");
         {
             let mut w = NativeWriter::create(&p, json!({})).unwrap();
-            w.write_batch(&batch_of(&random_records(100_000, 2))).unwrap();
+            w.write_batch(&batch_of(&random_records(100_000, 2)))
+                .unwrap();
             // Dropped without finish.
         }
         assert!(dir.files().is_empty(), "{:?}", dir.files());
@@ -118,7 +124,9 @@ mod trace_native {
             std::fs::write(&p, &bytes[..cut]).unwrap();
             let (file, loc, msg) = read_err(&p);
             assert_eq!(file, p.display().to_string());
-            let Location::Offset(off) = loc else { panic!("{loc:?}") };
+            let Location::Offset(off) = loc else {
+                panic!("{loc:?}")
+            };
             assert!(off <= cut as u64, "cut {cut}: offset {off} past the end");
             assert!(msg.contains("truncated"), "cut {cut}: {msg}");
             if cut as u64 == end_block {
@@ -151,7 +159,10 @@ mod trace_native {
                 // What must never happen is different records without an error.
                 let e = match r {
                     Ok(got) => {
-                        assert_eq!(got, recs, "flip {bit:#x} at {i} changed the records silently");
+                        assert_eq!(
+                            got, recs,
+                            "flip {bit:#x} at {i} changed the records silently"
+                        );
                         silent += 1;
                         continue;
                     }
@@ -162,16 +173,27 @@ mod trace_native {
                     assert!(matches!(loc, Location::Offset(_)), "{loc:?}");
                 }
                 // Inside a data block's payload: caught by zstd or the checksum.
-                let in_payload = blocks.windows(2).any(|w| (w[0] + 16..w[1]).contains(&(i as u64)));
+                let in_payload = blocks
+                    .windows(2)
+                    .any(|w| (w[0] + 16..w[1]).contains(&(i as u64)));
                 if in_payload {
                     assert!(msg.contains("corrupt block"), "flip at {i}: {msg}");
-                    let Location::Offset(off) = loc else { unreachable!() };
-                    assert!(blocks.contains(&off), "flip at {i}: offset {off} is not a block start");
+                    let Location::Offset(off) = loc else {
+                        unreachable!()
+                    };
+                    assert!(
+                        blocks.contains(&off),
+                        "flip at {i}: offset {off} is not a block start"
+                    );
                 }
             }
         }
         // Only a handful of such don't-care bits exist.
-        assert!(silent * 50 < bytes.len(), "{silent} of {} flips went unnoticed", 2 * bytes.len());
+        assert!(
+            silent * 50 < bytes.len(),
+            "{silent} of {} flips went unnoticed",
+            2 * bytes.len()
+        );
     }
 
     #[test]
@@ -189,7 +211,10 @@ mod trace_native {
         let e = read_path(&p, 16).unwrap_err();
         let (_, loc, msg) = trace_err(e);
         assert_eq!(loc, Location::Line(1));
-        assert!(msg.contains("neither a Tessera native trace nor lackey text"), "{msg}");
+        assert!(
+            msg.contains("neither a Tessera native trace nor lackey text"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -201,7 +226,10 @@ mod trace_native {
         std::fs::write(&p, &bytes).unwrap();
         let (_, loc, msg) = read_err(&p);
         assert_eq!(loc, Location::Offset(8));
-        assert!(msg.contains("version 2") && msg.contains("reads version 1"), "{msg}");
+        assert!(
+            msg.contains("version 2") && msg.contains("reads version 1"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -266,17 +294,31 @@ mod trace_native {
     fn hand_built_file_from_the_spec_reads_back() {
         let dir = TempDir::new("native-hand");
         let p = dir.path("h.tess");
-        std::fs::write(&p, hand_built(&[rec(0x1000, 1, 3, 2, 4), rec(0x2ff8, 0, 3, 1, 16)], (2, 1))).unwrap();
+        std::fs::write(
+            &p,
+            hand_built(&[rec(0x1000, 1, 3, 2, 4), rec(0x2ff8, 0, 3, 1, 16)], (2, 1)),
+        )
+        .unwrap();
         assert_eq!(trace::detect(&p).unwrap(), Format::Native);
         let got = read_path(&p, 8).unwrap();
-        assert_eq!(got, vec![(1, 0x1000, AccessKind::IFetch, 4, 3), (0, 0x2ff8, AccessKind::Store, 16, 3)]);
+        assert_eq!(
+            got,
+            vec![
+                (1, 0x1000, AccessKind::IFetch, 4, 3),
+                (0, 0x2ff8, AccessKind::Store, 16, 3)
+            ]
+        );
     }
 
     #[test]
     fn bad_kind_byte_names_the_block() {
         let dir = TempDir::new("native-kind");
         let p = dir.path("k.tess");
-        std::fs::write(&p, hand_built(&[rec(0x1000, 1, 0, 2, 4), rec(0x2000, 0, 0, 7, 8)], (2, 1))).unwrap();
+        std::fs::write(
+            &p,
+            hand_built(&[rec(0x1000, 1, 0, 2, 4), rec(0x2000, 0, 0, 7, 8)], (2, 1)),
+        )
+        .unwrap();
         let (_, loc, msg) = read_err(&p);
         assert_eq!(loc, Location::Offset(16 + 13));
         assert!(msg.contains("record 1 has bad kind byte 7"), "{msg}");
@@ -293,7 +335,10 @@ mod trace_native {
 
     #[test]
     fn header_constants_match_the_spec() {
-        assert_eq!(native::MAGIC, [0x89, 0x54, 0x45, 0x53, 0x53, 0x0d, 0x0a, 0x1a]);
+        assert_eq!(
+            native::MAGIC,
+            [0x89, 0x54, 0x45, 0x53, 0x53, 0x0d, 0x0a, 0x1a]
+        );
         assert_eq!(&native::END_MAGIC, b"TESS-END");
         assert_eq!(native::VERSION, 1);
         assert_eq!(native::BLOCK_RECORDS, 65536);

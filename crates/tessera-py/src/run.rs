@@ -58,10 +58,10 @@ pub fn simulate<'py>(
         };
         tessera_core::run::simulate(&spec, seed, source.as_mut(), &mut report)
     });
-    let stats = match outcome {
-        Ok(stats) => stats,
-        Err(Error::Interrupted) if raised.is_some() => return Err(raised.take().expect("checked")),
-        Err(e) => return Err(errors::to_py(py, e)),
+    let stats = match (outcome, raised) {
+        (Ok(stats), _) => stats,
+        (Err(Error::Interrupted), Some(e)) => return Err(e),
+        (Err(e), _) => return Err(errors::to_py(py, e)),
     };
 
     let (counters, derived) = convert::stats_to_py(py, &stats)?;

@@ -577,6 +577,21 @@ mod perf_tmp {
             eprintln!("{pf}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
         }
         {
+            for (label, local_pct) in [("all-L1", 101u64), ("95% local", 95), ("99% local", 99)] {
+                let s = CacheSpec { l1d: level(32 << 10, 8, 4, "none"), l2: level(256 << 10, 8, 12, "none"), llc: level(8 << 20, 16, 40, "none"), dram_latency: 200 };
+                let mut c = CacheHierarchy::build(&s, 1).unwrap();
+                let mut x: u64 = 12345;
+                let n = 20_000_000u64;
+                let t = std::time::Instant::now();
+                let mut acc = 0u64;
+                for i in 0..n {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                    let a = if x % 100 >= local_pct { x % (256 << 20) } else if local_pct > 100 { (i * 8) % (16 << 10) } else { (i * 8) % (1 << 20) };
+                    acc += c.access(a, x & 8 == 0, 0, Source::Data).latency as u64;
+                }
+                let e = t.elapsed().as_secs_f64();
+                eprintln!("{label}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
+            }
             let v: Vec<u64> = (0..1024).collect();
             let mut x: u64 = 99;
             let n = 20_000_000u64;

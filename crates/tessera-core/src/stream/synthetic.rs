@@ -124,27 +124,43 @@ impl Default for SyntheticSpec {
 
 impl SyntheticSpec {
     pub fn new(pattern: Pattern, accesses: u64, footprint: u64, seed: u64) -> Self {
-        SyntheticSpec { pattern, accesses, footprint, seed, ..Default::default() }
+        SyntheticSpec {
+            pattern,
+            accesses,
+            footprint,
+            seed,
+            ..Default::default()
+        }
     }
 
     /// Check the parameters; errors name the offending key.
     pub fn validate(&self) -> Result<()> {
-        if self.footprint < 8 || self.footprint % 8 != 0 || self.footprint > MAX_FOOTPRINT {
+        if self.footprint < 8 || !self.footprint.is_multiple_of(8) || self.footprint > MAX_FOOTPRINT
+        {
             return Err(Error::config(
                 "synthetic.footprint",
-                format!("footprint {} must be a multiple of 8 between 8 and 2^40 bytes", self.footprint),
+                format!(
+                    "footprint {} must be a multiple of 8 between 8 and 2^40 bytes",
+                    self.footprint
+                ),
             ));
         }
         for (key, v) in [
             ("synthetic.store_fraction", self.store_fraction),
             ("synthetic.hot_access_fraction", self.hot_access_fraction),
-            ("synthetic.hot_footprint_fraction", self.hot_footprint_fraction),
+            (
+                "synthetic.hot_footprint_fraction",
+                self.hot_footprint_fraction,
+            ),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(Error::config(key, format!("{v} is not a fraction between 0 and 1")));
+                return Err(Error::config(
+                    key,
+                    format!("{v} is not a fraction between 0 and 1"),
+                ));
             }
         }
-        if self.stride == 0 || self.stride % 8 != 0 {
+        if self.stride == 0 || !self.stride.is_multiple_of(8) {
             return Err(Error::config(
                 "synthetic.stride",
                 format!("stride {} must be a positive multiple of 8", self.stride),
@@ -213,7 +229,8 @@ impl Synthetic {
     pub fn new(spec: SyntheticSpec) -> Result<Self> {
         spec.validate()?;
         let slots = spec.footprint / 8;
-        let hot_slots = (((spec.footprint as f64 * spec.hot_footprint_fraction) as u64) / 8).clamp(1, slots);
+        let hot_slots =
+            (((spec.footprint as f64 * spec.hot_footprint_fraction) as u64) / 8).clamp(1, slots);
         Ok(Synthetic {
             addr_rng: component_rng(spec.seed, "stream.synthetic.addr"),
             decide_rng: component_rng(spec.seed, "stream.synthetic.decide"),
@@ -243,7 +260,13 @@ impl Synthetic {
         let mut arng = self.addr_rng.clone();
         let mut drng = self.decide_rng.clone();
         let store_t = self.store_t;
-        let kind = |d: u64| if (d & 0xffff_ffff) < store_t { AccessKind::Store } else { AccessKind::Load };
+        let kind = |d: u64| {
+            if (d & 0xffff_ffff) < store_t {
+                AccessKind::Store
+            } else {
+                AccessKind::Load
+            }
+        };
         let slots = out.vaddr.iter_mut().zip(out.kind.iter_mut());
         match self.spec.pattern {
             Pattern::Uniform => {

@@ -97,6 +97,17 @@ impl Index {
     }
 }
 
+/// Bit `w` set iff `tags[w] == tag`; `tags.len() <= 64` (scanned sets have at most
+/// [`INDEX_MIN_WAYS`] ways).
+#[inline(always)]
+fn match_mask(tags: &[u64], tag: u64) -> u64 {
+    let mut m = 0u64;
+    for (w, &t) in tags.iter().enumerate() {
+        m |= ((t == tag) as u64) << w;
+    }
+    m
+}
+
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
     sets: u32,
@@ -133,7 +144,12 @@ impl SetAssoc {
         let ways = self.ways as usize;
         let base = set as usize * ways;
         match &self.index {
-            None => self.tags[base..base + ways].iter().position(|&t| t == tag).map(|w| base + w),
+            None => {
+                // Branch-free scan (no early exit): the loop trip count is fixed, so
+                // the only data-dependent branch is hit/miss.
+                let m = match_mask(&self.tags[base..base + ways], tag);
+                (m != 0).then(|| base + m.trailing_zeros() as usize)
+            }
             Some(ix) => {
                 let slot = *ix.map.get(&tag)? as usize;
                 // Tags are unique across sets; a slot outside `set` means the caller
@@ -168,18 +184,16 @@ impl SetAssoc {
         let base = set as usize * ways;
         let free = match &self.index {
             None => {
-                let mut free = None;
-                for (w, &t) in self.tags[base..base + ways].iter().enumerate() {
-                    if t == tag {
-                        self.data[base + w] = data;
-                        self.repl.on_hit(set, w as u32);
-                        return None;
-                    }
-                    if t == INVALID && free.is_none() {
-                        free = Some(w);
-                    }
+                let tags = &self.tags[base..base + ways];
+                let hit = match_mask(tags, tag);
+                if hit != 0 {
+                    let w = hit.trailing_zeros() as usize;
+                    self.data[base + w] = data;
+                    self.repl.on_hit(set, w as u32);
+                    return None;
                 }
-                free
+                let free = match_mask(tags, INVALID);
+                (free != 0).then(|| free.trailing_zeros() as usize)
             }
             Some(ix) => {
                 if let Some(&slot) = ix.map.get(&tag) {

@@ -179,7 +179,10 @@ impl<R: Read> LackeyReader<R> {
             .map_or(self.filled.max(start), |i| start + i);
         let text = &self.buf[start..end.min(start + QUOTE_LEN)];
         let ellipsis = if end > start + QUOTE_LEN { "…" } else { "" };
-        let mut msg = format!("{what}: `{}{ellipsis}`", String::from_utf8_lossy(text).escape_debug());
+        let mut msg = format!(
+            "{what}: `{}{ellipsis}`",
+            String::from_utf8_lossy(text).escape_debug()
+        );
         if line == 1 && text.iter().any(|&c| c == 0 || c >= 0x80) {
             msg.push_str(" (the file is neither a Tessera native trace nor lackey text)");
         }
@@ -239,11 +242,17 @@ impl<R: Read> LackeyReader<R> {
                         pos = start + len;
                         continue;
                     }
-                    break Err((start, "not a lackey record (expected `I  `, ` L `, ` S `, ` M ` or `==`)"));
+                    break Err((
+                        start,
+                        "not a lackey record (expected `I  `, ` L `, ` S `, ` M ` or `==`)",
+                    ));
                 }
             };
             if b[2] != b' ' {
-                break Err((start, "not a lackey record (expected a space after the kind)"));
+                break Err((
+                    start,
+                    "not a lackey record (expected a space after the kind)",
+                ));
             }
             let mut i = 3;
             let mut addr: u64 = 0;
@@ -337,7 +346,9 @@ impl<R: Read> LackeyReader<R> {
 /// Length of the line at the start of `b`, including its `\n`.
 #[cold]
 fn line_len(b: &[u8]) -> usize {
-    b.iter().position(|&c| c == b'\n').map_or(b.len(), |i| i + 1)
+    b.iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |i| i + 1)
 }
 
 /// Length of the line at the start of `b` if it is whitespace only.
@@ -432,7 +443,10 @@ impl LackeyWriter {
         Error::trace(
             self.out.dest_name(),
             Location::Line(self.lines + 1),
-            format!("record {} cannot be written as lackey text: {what}", self.records),
+            format!(
+                "record {} cannot be written as lackey text: {what}",
+                self.records
+            ),
         )
     }
 
@@ -461,7 +475,8 @@ impl LackeyWriter {
     pub fn write_batch(&mut self, b: &AccessBatch) -> Result<()> {
         let n = b.len();
         for i in 0..n {
-            let (gap, addr, kind, size, asid) = (b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i], b.asid[i]);
+            let (gap, addr, kind, size, asid) =
+                (b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i], b.asid[i]);
             if asid != 0 {
                 return Err(self.unrepresentable(format!(
                     "ASID {asid} (lackey text has no address spaces; keep it native)"
@@ -507,9 +522,20 @@ impl LackeyWriter {
         self.flush_pending();
         let line = std::mem::take(&mut self.line);
         self.out.write_all(&line)?;
-        let LackeyWriter { out, records, instructions, lines, .. } = self;
+        let LackeyWriter {
+            out,
+            records,
+            instructions,
+            lines,
+            ..
+        } = self;
         let bytes = out.commit()?;
-        Ok(LackeySummary { records, instructions, lines, bytes })
+        Ok(LackeySummary {
+            records,
+            instructions,
+            lines,
+            bytes,
+        })
     }
 }
 
@@ -518,7 +544,12 @@ mod tests {
     use super::*;
 
     fn read_all(text: &str, cap: usize) -> Result<Vec<(u32, u64, AccessKind, u8)>> {
-        let mut r = LackeyReader::from_reader(text.as_bytes(), "t.lackey".into(), "t.lackey".into(), text.len() as u64);
+        let mut r = LackeyReader::from_reader(
+            text.as_bytes(),
+            "t.lackey".into(),
+            "t.lackey".into(),
+            text.len() as u64,
+        );
         let mut b = AccessBatch::with_capacity(cap);
         let mut v = Vec::new();
         while r.next_batch(&mut b)? {
@@ -550,21 +581,41 @@ mod tests {
 
     #[test]
     fn zero_size_fetch_adds_to_next_gap() {
-        let v = read_all("I  00000000,0\nI  00000000,0\n L 10,8\nI  00000000,0\nI  20,2\n", 8).unwrap();
-        assert_eq!(v, vec![(2, 0x10, AccessKind::Load, 8), (2, 0x20, AccessKind::IFetch, 2)]);
+        let v = read_all(
+            "I  00000000,0\nI  00000000,0\n L 10,8\nI  00000000,0\nI  20,2\n",
+            8,
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            vec![
+                (2, 0x10, AccessKind::Load, 8),
+                (2, 0x20, AccessKind::IFetch, 2)
+            ]
+        );
     }
 
     #[test]
     fn last_line_without_newline_and_crlf_are_read() {
         let v = read_all("I  10,4\r\n S 1fff0006c0,16", 8).unwrap();
-        assert_eq!(v, vec![(1, 0x10, AccessKind::IFetch, 4), (0, 0x1fff0006c0, AccessKind::Store, 16)]);
+        assert_eq!(
+            v,
+            vec![
+                (1, 0x10, AccessKind::IFetch, 4),
+                (0, 0x1fff0006c0, AccessKind::Store, 16)
+            ]
+        );
     }
 
     #[test]
     fn error_quotes_line_and_number() {
         let e = read_all("I  10,4\n\n X 10,4\n", 8).unwrap_err();
         match e {
-            Error::Trace { file, location, msg } => {
+            Error::Trace {
+                file,
+                location,
+                msg,
+            } => {
                 assert_eq!(file, "t.lackey");
                 assert_eq!(location, Location::Line(3));
                 assert!(msg.contains("` X 10,4`"), "{msg}");
@@ -585,6 +636,9 @@ mod tests {
         push_dec(&mut v, 255);
         push_dec(&mut v, 7);
         push_dec(&mut v, 16);
-        assert_eq!(std::str::from_utf8(&v).unwrap(), "00000000 1fff0006c0 ffffffffffffffff 255716");
+        assert_eq!(
+            std::str::from_utf8(&v).unwrap(),
+            "00000000 1fff0006c0 ffffffffffffffff 255716"
+        );
     }
 }

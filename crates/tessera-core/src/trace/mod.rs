@@ -63,7 +63,11 @@ impl Format {
         match s {
             "lackey" => Ok(Format::Lackey),
             "native" => Ok(Format::Native),
-            _ => Err(Error::config_allowed("format", format!("unknown trace format \"{s}\""), &Format::NAMES)),
+            _ => Err(Error::config_allowed(
+                "format",
+                format!("unknown trace format \"{s}\""),
+                &Format::NAMES,
+            )),
         }
     }
 }
@@ -81,7 +85,10 @@ pub(crate) fn display_name(path: &Path) -> String {
 
 /// File name as shown by `describe()`.
 pub(crate) fn source_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// Records the caller asked for: the batch's capacity, or [`BATCH_LEN`] for an
@@ -117,7 +124,11 @@ pub fn detect(path: &Path) -> Result<Format> {
             Err(e) => return Err(Error::io(name, e)),
         }
     }
-    Ok(if got == 8 && head == native::MAGIC { Format::Native } else { Format::Lackey })
+    Ok(if got == 8 && head == native::MAGIC {
+        Format::Native
+    } else {
+        Format::Lackey
+    })
 }
 
 /// Open a trace, detecting its format from its first bytes.
@@ -139,7 +150,10 @@ pub struct ConvertSummary {
     pub bytes_out: u64,
 }
 
-fn pump(src: &mut dyn AccessSource, mut sink: impl FnMut(&AccessBatch) -> Result<()>) -> Result<()> {
+fn pump(
+    src: &mut dyn AccessSource,
+    mut sink: impl FnMut(&AccessBatch) -> Result<()>,
+) -> Result<()> {
     let mut batch = AccessBatch::with_capacity(BATCH_LEN);
     while src.next_batch(&mut batch)? {
         sink(&batch)?;
@@ -155,7 +169,9 @@ fn pump(src: &mut dyn AccessSource, mut sink: impl FnMut(&AccessBatch) -> Result
 /// native → native, otherwise `{"source_format", "source_file", "tessera_version"}`.
 pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary> {
     let from = detect(input)?;
-    let bytes_in = std::fs::metadata(input).map_err(|e| Error::io(display_name(input), e))?.len();
+    let bytes_in = std::fs::metadata(input)
+        .map_err(|e| Error::io(display_name(input), e))?
+        .len();
     let (mut src, meta): (Box<dyn AccessSource + Send>, serde_json::Value) = match from {
         Format::Native => {
             let r = NativeReader::open(input)?;
@@ -185,7 +201,14 @@ pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary
             (s.records, s.instructions, s.bytes)
         }
     };
-    Ok(ConvertSummary { from, to, records, instructions, bytes_in, bytes_out })
+    Ok(ConvertSummary {
+        from,
+        to,
+        records,
+        instructions,
+        bytes_in,
+        bytes_out,
+    })
 }
 
 /// Summary statistics of a trace.

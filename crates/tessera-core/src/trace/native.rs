@@ -155,7 +155,10 @@ impl<R: Read> NativeReader<R> {
         if got < buf.len() {
             return Err(self.fail(
                 start,
-                format!("truncated: {what} needs {} bytes, the file ends after {got}", buf.len()),
+                format!(
+                    "truncated: {what} needs {} bytes, the file ends after {got}",
+                    buf.len()
+                ),
             ));
         }
         Ok(())
@@ -168,7 +171,10 @@ impl<R: Read> NativeReader<R> {
             return Err(self.fail(0, "not a Tessera trace (wrong magic bytes)"));
         }
         if got < 8 {
-            return Err(self.fail(0, format!("truncated header: the file ends after {got} bytes")));
+            return Err(self.fail(
+                0,
+                format!("truncated header: the file ends after {got} bytes"),
+            ));
         }
         let mut rest = [0u8; 8];
         self.read_exact(&mut rest, "header")?;
@@ -178,24 +184,37 @@ impl<R: Read> NativeReader<R> {
             let list: Vec<String> = SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect();
             return Err(self.fail(
                 8,
-                format!("unsupported trace version {version} (this build reads version {})", list.join(", ")),
+                format!(
+                    "unsupported trace version {version} (this build reads version {})",
+                    list.join(", ")
+                ),
             ));
         }
         let flags = u16::from_le_bytes([h[10], h[11]]);
         if flags != 0 {
-            return Err(self.fail(10, format!("unsupported flags {flags:#06x} (version 1 defines none)")));
+            return Err(self.fail(
+                10,
+                format!("unsupported flags {flags:#06x} (version 1 defines none)"),
+            ));
         }
         let meta_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
         if meta_len > MAX_META_LEN {
-            return Err(self.fail(12, format!("corrupt header: metadata length {meta_len} exceeds 16 MiB")));
+            return Err(self.fail(
+                12,
+                format!("corrupt header: metadata length {meta_len} exceeds 16 MiB"),
+            ));
         }
         let mut meta = vec![0u8; meta_len as usize];
         self.read_exact(&mut meta, "metadata")?;
         self.meta = if meta.is_empty() {
             serde_json::Value::Null
         } else {
-            serde_json::from_slice(&meta)
-                .map_err(|e| self.fail(HEADER_LEN, format!("corrupt header: metadata is not valid JSON ({e})")))?
+            serde_json::from_slice(&meta).map_err(|e| {
+                self.fail(
+                    HEADER_LEN,
+                    format!("corrupt header: metadata is not valid JSON ({e})"),
+                )
+            })?
         };
         self.version = version;
         Ok(())
@@ -214,14 +233,20 @@ impl<R: Read> NativeReader<R> {
             return Err(self.fail(at, "truncated: missing end block"));
         }
         if got < BLOCK_HEADER_LEN {
-            return Err(self.fail(at, format!("truncated block header: the file ends after {got} of 16 bytes")));
+            return Err(self.fail(
+                at,
+                format!("truncated block header: the file ends after {got} of 16 bytes"),
+            ));
         }
         let clen = u32::from_le_bytes(h[0..4].try_into().unwrap()) as usize;
         let count = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;
         let hash = u64::from_le_bytes(h[8..16].try_into().unwrap());
         if count == 0 {
             if clen != 0 || hash != 0 {
-                return Err(self.fail(at, "corrupt block: a block of 0 records must have length and checksum 0"));
+                return Err(self.fail(
+                    at,
+                    "corrupt block: a block of 0 records must have length and checksum 0",
+                ));
             }
             self.read_end(at)?;
             self.done = true;
@@ -251,7 +276,10 @@ impl<R: Read> NativeReader<R> {
         match res {
             Ok(n) if n == want => {}
             Ok(n) => {
-                return Err(self.fail(at, format!("corrupt block: {n} bytes decompressed, header says {want}")))
+                return Err(self.fail(
+                    at,
+                    format!("corrupt block: {n} bytes decompressed, header says {want}"),
+                ))
             }
             Err(e) => return Err(self.fail(at, format!("corrupt block: zstd: {e}"))),
         }
@@ -289,7 +317,10 @@ impl<R: Read> NativeReader<R> {
 
     #[cold]
     fn bad_kind(&self, rec: usize, k: u8) -> Error {
-        self.fail(self.block_offset, format!("corrupt block: record {rec} has bad kind byte {k} (allowed 0, 1, 2)"))
+        self.fail(
+            self.block_offset,
+            format!("corrupt block: record {rec} has bad kind byte {k} (allowed 0, 1, 2)"),
+        )
     }
 }
 
@@ -322,9 +353,12 @@ impl<R: Read> AccessSource for NativeReader<R> {
                 let k = rs().position(|r| r[14] > 2).unwrap_or(0);
                 return Err(self.bad_kind(self.cur / RECORD_LEN + k, recs[k * RECORD_LEN + 14]));
             }
-            out.vaddr.extend(rs().map(|r| u64::from_le_bytes(r[0..8].try_into().unwrap())));
-            out.ins_gap.extend(rs().map(|r| u32::from_le_bytes(r[8..12].try_into().unwrap())));
-            out.asid.extend(rs().map(|r| u16::from_le_bytes([r[12], r[13]])));
+            out.vaddr
+                .extend(rs().map(|r| u64::from_le_bytes(r[0..8].try_into().unwrap())));
+            out.ins_gap
+                .extend(rs().map(|r| u32::from_le_bytes(r[8..12].try_into().unwrap())));
+            out.asid
+                .extend(rs().map(|r| u16::from_le_bytes([r[12], r[13]])));
             out.size.extend(rs().map(|r| r[15]));
             self.instructions += out.ins_gap[base..].iter().map(|&g| g as u64).sum::<u64>();
             self.cur = end;
@@ -370,15 +404,22 @@ impl NativeWriter {
     pub fn create(path: &Path, meta: serde_json::Value) -> Result<Self> {
         let name = display_name(path);
         let meta = serde_json::to_vec(&meta).map_err(|e| {
-            Error::io(name.clone(), std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            Error::io(
+                name.clone(),
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
         })?;
         if meta.len() > MAX_META_LEN as usize {
             return Err(Error::io(
                 name,
-                std::io::Error::new(std::io::ErrorKind::InvalidInput, "trace metadata larger than 16 MiB"),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "trace metadata larger than 16 MiB",
+                ),
             ));
         }
-        let comp = zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| Error::io(name.clone(), e))?;
+        let comp =
+            zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| Error::io(name.clone(), e))?;
         let mut out = AtomicOutput::create(path)?;
         let mut h = Vec::with_capacity(HEADER_LEN as usize + meta.len());
         h.extend_from_slice(&MAGIC);
@@ -400,7 +441,10 @@ impl NativeWriter {
 
     pub fn write_batch(&mut self, b: &AccessBatch) -> Result<()> {
         debug_assert!(
-            b.ins_gap.len() == b.len() && b.kind.len() == b.len() && b.size.len() == b.len() && b.asid.len() == b.len()
+            b.ins_gap.len() == b.len()
+                && b.kind.len() == b.len()
+                && b.size.len() == b.len()
+                && b.asid.len() == b.len()
         );
         let mut i = 0;
         let n = b.len();
@@ -460,8 +504,19 @@ impl NativeWriter {
         end[24..32].copy_from_slice(&self.instructions.to_le_bytes());
         end[32..40].copy_from_slice(&END_MAGIC);
         self.out.write_all(&end)?;
-        let NativeWriter { out, records, instructions, blocks, .. } = self;
+        let NativeWriter {
+            out,
+            records,
+            instructions,
+            blocks,
+            ..
+        } = self;
         let bytes = out.commit()?;
-        Ok(NativeSummary { records, instructions, blocks, bytes })
+        Ok(NativeSummary {
+            records,
+            instructions,
+            blocks,
+            bytes,
+        })
     }
 }

@@ -39,7 +39,10 @@ impl AtomicOutput {
             .ok_or_else(|| {
                 Error::io(
                     dest.display().to_string(),
-                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "output path has no file name"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "output path has no file name",
+                    ),
                 )
             })?
             .to_string_lossy()
@@ -88,7 +91,9 @@ impl AtomicOutput {
     pub(crate) fn commit(mut self) -> Result<u64> {
         let dest = self.dest.display().to_string();
         let w = self.w.take().expect("AtomicOutput committed twice");
-        let f = w.into_inner().map_err(|e| Error::io(dest.clone(), e.into_error()))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(dest.clone(), e.into_error()))?;
         f.sync_all().map_err(|e| Error::io(dest.clone(), e))?;
         drop(f);
         fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(dest, e))?;

@@ -47,7 +47,9 @@ impl Drop for TempDir {
 }
 
 pub fn records_of(b: &AccessBatch) -> Vec<Rec> {
-    (0..b.len()).map(|i| (b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i], b.asid[i])).collect()
+    (0..b.len())
+        .map(|i| (b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i], b.asid[i]))
+        .collect()
 }
 
 pub fn batch_of(recs: &[Rec]) -> AccessBatch {
@@ -63,7 +65,11 @@ pub fn drain(src: &mut dyn AccessSource, cap: usize) -> Result<Vec<Rec>> {
     let mut b = AccessBatch::with_capacity(cap);
     let mut v = Vec::new();
     while src.next_batch(&mut b)? {
-        assert!(!b.is_empty() && b.len() <= cap, "batch of {} with capacity {cap}", b.len());
+        assert!(
+            !b.is_empty() && b.len() <= cap,
+            "batch of {} with capacity {cap}",
+            b.len()
+        );
         v.extend(records_of(&b));
     }
     assert!(b.is_empty());
@@ -77,7 +83,11 @@ pub fn read_path(path: &Path, cap: usize) -> Result<Vec<Rec>> {
 /// Unpack a trace error, panicking on anything else.
 pub fn trace_err(e: Error) -> (String, tessera_core::error::Location, String) {
     match e {
-        Error::Trace { file, location, msg } => (file, location, msg),
+        Error::Trace {
+            file,
+            location,
+            msg,
+        } => (file, location, msg),
         e => panic!("expected a trace error, got {e:?}"),
     }
 }
@@ -87,7 +97,10 @@ pub struct Lcg(pub u64);
 
 impl Lcg {
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let x = self.0;
         (x ^ (x >> 29)).wrapping_mul(0xbf58476d1ce4e5b9) ^ (x >> 32)
     }
@@ -112,7 +125,11 @@ pub fn random_records(n: usize, seed: u64) -> Vec<Rec> {
                 2 => r.below(20) as u32,
                 _ => r.next() as u32,
             };
-            let addr = if r.below(8) == 0 { r.next() } else { 0x7f00_0000_0000 + r.below(1 << 30) };
+            let addr = if r.below(8) == 0 {
+                r.next()
+            } else {
+                0x7f00_0000_0000 + r.below(1 << 30)
+            };
             (gap, addr, kind, r.below(256) as u8, r.below(5) as u16 * 7)
         })
         .collect()
