@@ -27,6 +27,9 @@
 //!   prefetched); tags are full line numbers (`paddr >> log2(line)`).
 //! - Replacement per level is any registered policy, seeded with
 //!   `sub_seed(seed, "cache.<level>")`.
+//! - A hit in the entry level when that level has no prefetcher (the common
+//!   case) returns through a short path; everything else takes the general
+//!   path. Results are identical; the reference test exercises both.
 //! - Checked against the naive model in [`crate::cache::reference`].
 //!
 //! ## Config
@@ -97,20 +100,18 @@ impl Level {
         ((tag & self.set_mask) as u32, tag)
     }
 
-    #[inline]
+    /// Branch-free: hit/miss is the one unpredictable outcome per level.
+    #[inline(always)]
     fn count(&mut self, source: Source, hit: bool) {
         let s = &mut self.stats;
-        match (source, hit) {
-            (Source::Data, true) => s.data_hits += 1,
-            (Source::Data, false) => s.data_misses += 1,
-            (Source::Walk, true) => s.walk_hits += 1,
-            (Source::Walk, false) => s.walk_misses += 1,
-        }
-        if hit {
-            s.hits += 1;
-        } else {
-            s.misses += 1;
-        }
+        let (h, m) = (hit as u64, !hit as u64);
+        let (d, w) = ((source == Source::Data) as u64, (source == Source::Walk) as u64);
+        s.data_hits += d & h;
+        s.data_misses += d & m;
+        s.walk_hits += w & h;
+        s.walk_misses += w & m;
+        s.hits += h;
+        s.misses += m;
     }
 
     /// Install `paddr`'s line with `flags`, counting any eviction.
@@ -233,6 +234,28 @@ impl CacheHierarchy {
     /// (`start >= num_levels()` goes to DRAM).
     #[inline]
     pub fn access(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
+        // Fast path: a hit in the entry level when that level has no prefetcher
+        // (the common case). Nothing else changes, so return at once.
+        if let Some(lvl) = self.levels.get_mut(start) {
+            if !lvl.prefetching {
+                let (set, tag) = lvl.locate(paddr);
+                if let Some(slot) = lvl.table.lookup(set, tag) {
+                    if is_write {
+                        *lvl.table.data_mut(slot) |= DIRTY;
+                    }
+                    lvl.count(source, true);
+                    return Served { level: start as u8, latency: lvl.latency };
+                }
+                return self.access_below(paddr, is_write, start, source, true);
+            }
+        }
+        self.access_below(paddr, is_write, start, source, false)
+    }
+
+    /// The general path. `start_missed`: the entry level (which has no
+    /// prefetcher) was already looked up by [`Self::access`] and missed.
+    #[inline(never)]
+    fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, source: Source, start_missed: bool) -> Served {
         let n = self.levels.len();
         let start = start.min(n);
         let mut served = n;
@@ -240,7 +263,8 @@ impl CacheHierarchy {
         for i in start..n {
             let lvl = &mut self.levels[i];
             let (set, tag) = lvl.locate(paddr);
-            let hit = match lvl.table.lookup(set, tag) {
+            let found = if start_missed && i == start { None } else { lvl.table.lookup(set, tag) };
+            let hit = match found {
                 Some(slot) => {
                     let d = lvl.table.data_mut(slot);
                     if *d & PREFETCHED != 0 {
@@ -543,85 +567,6 @@ mod tests {
         for n in ["l1d.data_hits", "l2.walk_misses", "llc.useful_prefetches", "l1d.writebacks", "dram.walk_accesses", "dram.data_accesses"] {
             assert!(col.stats.counters.contains_key(n), "{n}");
             assert!(!col.stats.info[n].desc.is_empty());
-        }
-    }
-}
-
-#[cfg(test)]
-mod perf_tmp {
-    use super::*;
-    use crate::config::spec::{ByteSize, CacheLevelSpec, Ways};
-    use crate::registry::MechanismSpec;
-    fn mech(kind: &str) -> MechanismSpec { MechanismSpec { kind: kind.into(), params: toml::Table::new() } }
-    fn level(size: u64, ways: u32, latency: u32, pf: &str) -> Option<CacheLevelSpec> {
-        Some(CacheLevelSpec { size: ByteSize(size), ways: Ways::N(ways), line: ByteSize(64), latency, replacement: mech("lru"), prefetcher: mech(pf) })
-    }
-    #[test]
-    #[ignore]
-    fn perf_tmp() {
-        let only_table = std::env::var("ONLY_TABLE").is_ok();
-        for pf in ["none", "next_line", "stride"] {
-            if only_table { break; }
-            let s = CacheSpec { l1d: level(32 << 10, 8, 4, pf), l2: level(256 << 10, 8, 12, pf), llc: level(8 << 20, 16, 40, "none"), dram_latency: 200 };
-            let mut c = CacheHierarchy::build(&s, 1).unwrap();
-            let mut x: u64 = 12345;
-            let n = 20_000_000u64;
-            let t = std::time::Instant::now();
-            let mut acc = 0u64;
-            for i in 0..n {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                let a = if x % 4 == 0 { x % (256 << 20) } else { (i * 8) % (1 << 20) };
-                acc += c.access(a, x & 8 == 0, 0, Source::Data).latency as u64;
-            }
-            let e = t.elapsed().as_secs_f64();
-            eprintln!("{pf}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
-        }
-        {
-            for (label, local_pct) in [("all-L1", 101u64), ("95% local", 95), ("99% local", 99)] {
-                let s = CacheSpec { l1d: level(32 << 10, 8, 4, "none"), l2: level(256 << 10, 8, 12, "none"), llc: level(8 << 20, 16, 40, "none"), dram_latency: 200 };
-                let mut c = CacheHierarchy::build(&s, 1).unwrap();
-                let mut x: u64 = 12345;
-                let n = 20_000_000u64;
-                let t = std::time::Instant::now();
-                let mut acc = 0u64;
-                for i in 0..n {
-                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                    let a = if x % 100 >= local_pct { x % (256 << 20) } else if local_pct > 100 { (i * 8) % (16 << 10) } else { (i * 8) % (1 << 20) };
-                    acc += c.access(a, x & 8 == 0, 0, Source::Data).latency as u64;
-                }
-                let e = t.elapsed().as_secs_f64();
-                eprintln!("{label}: {:.1} M accesses/s (acc {acc}) l1 hits {}", n as f64 / e / 1e6, c.level_stats(0).hits);
-            }
-            let v: Vec<u64> = (0..1024).collect();
-            let mut x: u64 = 99;
-            let n = 20_000_000u64;
-            let st = std::time::Instant::now();
-            let mut h = 0u64;
-            for _ in 0..n {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                let tag = x % 1400;
-                h = h.wrapping_add(v[(tag % 1024) as usize]);
-            }
-            let e = st.elapsed().as_secs_f64();
-            eprintln!("baseline: {:.1} M ops/s, {h}", n as f64 / e / 1e6);
-        }
-        let spec = MechanismSpec { kind: "lru".into(), params: toml::Table::new() };
-        for ways in [8u32, 1024] {
-            let sets = 1024 / ways;
-            let repl = AnyReplacement::build(&spec, &Geometry { sets, ways, seed: 0 }, "x").unwrap();
-            let mut t = SetAssoc::new(sets, ways, repl);
-            let mut x: u64 = 99;
-            let n = 20_000_000u64;
-            let st = std::time::Instant::now();
-            let mut h = 0u64;
-            for _ in 0..n {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                let tag = x % 1400;
-                let set = (tag & (sets as u64 - 1)) as u32;
-                if t.lookup(set, tag).is_some() { h += 1 } else { t.insert(set, tag, 0); }
-            }
-            let e = st.elapsed().as_secs_f64();
-            eprintln!("table {sets}x{ways}: {:.1} M ops/s, hits {h}", n as f64 / e / 1e6);
         }
     }
 }

@@ -103,7 +103,7 @@ impl Lru {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn touch(&mut self, set: u32, way: u32) {
         let base = set as usize * self.ways as usize;
         match &mut self.repr {
@@ -155,7 +155,7 @@ fn unlink(prev: &mut [u32], next: &mut [u32], head: &mut [u32], tail: &mut [u32]
 }
 
 impl Replacement for Lru {
-    #[inline]
+    #[inline(always)]
     fn on_hit(&mut self, set: u32, way: u32) {
         self.touch(set, way);
     }

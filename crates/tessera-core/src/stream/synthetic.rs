@@ -13,12 +13,19 @@
 //!   whole footprint.
 //!
 //! ## Choices where nothing is prescribed
-//! - Randomness comes from `crate::rng::component_rng(seed, "stream.synthetic")`,
-//!   so the stream depends only on the spec, not on batch sizes.
-//! - Per access: one 64-bit draw picks the address (`⌊r·n / 2^64⌋`, no rejection:
-//!   the bias is below n/2^64 ≤ 2^-27 for the largest allowed footprint) and one
-//!   more 64-bit draw gives two 32-bit decisions (store? hot?). Sequential uses
-//!   only the decision draw.
+//! - Randomness comes from two generators,
+//!   `crate::rng::component_rng(seed, "stream.synthetic.addr")` for addresses
+//!   and `…"stream.synthetic.decide"` for decisions (two independent dependency
+//!   chains, which the CPU runs in parallel). The stream depends only on the
+//!   spec, never on batch sizes.
+//! - An address is `base + 8·⌊r·n / 2^64⌋` for a 64-bit draw `r` and `n`
+//!   8-byte slots (no rejection: the bias is below n/2^64 ≤ 2^-27 for the
+//!   largest footprint). The store/load choice reuses the unused fraction of
+//!   that product (its low 64 bits, top 32 compared with the threshold), so
+//!   Uniform costs one draw per access.
+//! - Other 32-bit decisions (Sequential's store choice, HotCold's hot choice)
+//!   take halves of a decision draw, two per draw. So Sequential costs half a
+//!   draw per access and HotCold one and a half.
 //! - The footprint must be a multiple of 8 and at most 1 TiB (so addresses stay
 //!   below the 47-bit canonical limit); the stride a positive multiple of 8; the
 //!   hot region is `hot_footprint_fraction · footprint` rounded down to 8 bytes,
@@ -201,12 +208,6 @@ fn threshold32(p: f64) -> u64 {
     (p * 4294967296.0).round() as u64
 }
 
-/// `⌊r·n / 2^64⌋`: a draw mapped onto `0..n`.
-#[inline(always)]
-fn scale(r: u64, n: u64) -> u64 {
-    ((r as u128 * n as u128) >> 64) as u64
-}
-
 /// A synthetic stream; see the module doc.
 pub struct Synthetic {
     spec: SyntheticSpec,
@@ -223,6 +224,8 @@ pub struct Synthetic {
     /// Sequential: current offset and the stride reduced mod footprint.
     seq_off: u64,
     seq_step: u64,
+    /// The unused low half of the last decision draw.
+    spare_half: Option<u32>,
 }
 
 impl Synthetic {
@@ -241,6 +244,7 @@ impl Synthetic {
             hot_t: threshold32(spec.hot_access_fraction),
             seq_off: 0,
             seq_step: spec.stride % spec.footprint,
+            spare_half: None,
             spec,
         })
     }
@@ -255,23 +259,21 @@ impl Synthetic {
         out.asid.resize(n, 0);
         out.vaddr.resize(n, 0);
         out.kind.resize(n, AccessKind::Load);
-        // A local copy keeps the generator state in registers: writes through
+        // Local copies keep the generator state in registers: writes through
         // the output slices could otherwise alias it.
         let mut arng = self.addr_rng.clone();
-        let mut drng = self.decide_rng.clone();
         let store_t = self.store_t;
-        let kind = |d: u64| {
-            if (d & 0xffff_ffff) < store_t {
+        let kind = move |u: u64| {
+            if u < store_t {
                 AccessKind::Store
             } else {
                 AccessKind::Load
             }
         };
-        let slots = out.vaddr.iter_mut().zip(out.kind.iter_mut());
         match self.spec.pattern {
             Pattern::Uniform => {
                 let n_slots = self.slots;
-                for (v, k) in slots {
+                for (v, k) in out.vaddr.iter_mut().zip(out.kind.iter_mut()) {
                     let m = arng.next_u64() as u128 * n_slots as u128;
                     *v = BASE_VADDR + 8 * (m >> 64) as u64;
                     // The low half of the product is the draw's unused fraction.
@@ -280,31 +282,63 @@ impl Synthetic {
             }
             Pattern::HotCold => {
                 let (all, hot, hot_t) = (self.slots, self.hot_slots, self.hot_t);
-                for (v, k) in slots {
-                    let r = arng.next_u64();
-                    let d = drng.next_u64();
-                    // The hot/cold choice is unpredictable by design: ask for a cmov.
-                    let range = std::hint::select_unpredictable((d >> 32) < hot_t, hot, all);
-                    *v = BASE_VADDR + 8 * scale(r, range);
-                    *k = kind(d);
+                // Pass 1 parks each access's range (hot or all slots) in its
+                // address slot; pass 2 draws the address within it.
+                // The hot/cold choice is unpredictable by design: ask for a cmov.
+                self.halves(&mut out.vaddr, |h| {
+                    std::hint::select_unpredictable((h as u64) < hot_t, hot, all)
+                });
+                for (v, k) in out.vaddr.iter_mut().zip(out.kind.iter_mut()) {
+                    let m = arng.next_u64() as u128 * *v as u128;
+                    *v = BASE_VADDR + 8 * (m >> 64) as u64;
+                    *k = kind((m as u64) >> 32);
                 }
             }
             Pattern::Sequential => {
                 let (fp, step) = (self.spec.footprint, self.seq_step);
                 let mut off = self.seq_off;
-                for (v, k) in slots {
+                for v in out.vaddr.iter_mut() {
                     *v = BASE_VADDR + off;
-                    *k = kind(drng.next_u64());
                     off += step;
                     if off >= fp {
                         off -= fp;
                     }
                 }
                 self.seq_off = off;
+                self.halves(&mut out.kind, |h| kind(h as u64));
             }
         }
         self.addr_rng = arng;
-        self.decide_rng = drng;
+    }
+
+    /// Fill `dst[i] = f(h_i)` from successive 32-bit halves of decision draws
+    /// (high half first), carrying an unused half over to the next call so the
+    /// sequence does not depend on where batches end.
+    fn halves<T>(&mut self, dst: &mut [T], f: impl Fn(u32) -> T) {
+        let mut rng = self.decide_rng.clone();
+        let dst = match (self.spare_half.take(), dst) {
+            (Some(h), [first, rest @ ..]) => {
+                *first = f(h);
+                rest
+            }
+            (Some(h), []) => {
+                self.spare_half = Some(h);
+                return;
+            }
+            (None, all) => all,
+        };
+        let mut pairs = dst.chunks_exact_mut(2);
+        for p in &mut pairs {
+            let d = rng.next_u64();
+            p[0] = f((d >> 32) as u32);
+            p[1] = f(d as u32);
+        }
+        if let [last] = pairs.into_remainder() {
+            let d = rng.next_u64();
+            *last = f((d >> 32) as u32);
+            self.spare_half = Some(d as u32);
+        }
+        self.decide_rng = rng;
     }
 }
 

@@ -97,15 +97,21 @@ impl Index {
     }
 }
 
-/// Bit `w` set iff `tags[w] == tag`; `tags.len() <= 64` (scanned sets have at most
-/// [`INDEX_MIN_WAYS`] ways).
+/// Way of `tag` in one set's `tags`. Compares four ways per step without
+/// branching inside the group: fewer mispredicted exits than a plain scan, and
+/// plain scalar code (SSE2 has no 64-bit compare, so vectorising does not pay).
 #[inline(always)]
-fn match_mask(tags: &[u64], tag: u64) -> u64 {
-    let mut m = 0u64;
-    for (w, &t) in tags.iter().enumerate() {
-        m |= ((t == tag) as u64) << w;
+fn scan(tags: &[u64], tag: u64) -> Option<usize> {
+    let mut chunks = tags.chunks_exact(4);
+    let mut base = 0usize;
+    for c in &mut chunks {
+        let m = (c[0] == tag) as u32 | ((c[1] == tag) as u32) << 1 | ((c[2] == tag) as u32) << 2 | ((c[3] == tag) as u32) << 3;
+        if m != 0 {
+            return Some(base + m.trailing_zeros() as usize);
+        }
+        base += 4;
     }
-    m
+    chunks.remainder().iter().position(|&t| t == tag).map(|i| base + i)
 }
 
 #[derive(Clone, Debug)]
@@ -137,19 +143,14 @@ impl SetAssoc {
     }
 
     /// Slot of `tag` in `set`, without side effects.
-    #[inline]
+    #[inline(always)]
     fn find(&self, set: u32, tag: u64) -> Option<usize> {
         debug_assert!(set < self.sets, "set {set} out of range");
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
         let base = set as usize * ways;
         match &self.index {
-            None => {
-                // Branch-free scan (no early exit): the loop trip count is fixed, so
-                // the only data-dependent branch is hit/miss.
-                let m = match_mask(&self.tags[base..base + ways], tag);
-                (m != 0).then(|| base + m.trailing_zeros() as usize)
-            }
+            None => scan(&self.tags[base..base + ways], tag).map(|w| base + w),
             Some(ix) => {
                 let slot = *ix.map.get(&tag)? as usize;
                 // Tags are unique across sets; a slot outside `set` means the caller
@@ -160,7 +161,7 @@ impl SetAssoc {
     }
 
     /// Look `tag` up in `set`; on a hit update replacement state and return the slot.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, set: u32, tag: u64) -> Option<usize> {
         let slot = self.find(set, tag)?;
         self.repl.on_hit(set, (slot - set as usize * self.ways as usize) as u32);
@@ -185,15 +186,12 @@ impl SetAssoc {
         let free = match &self.index {
             None => {
                 let tags = &self.tags[base..base + ways];
-                let hit = match_mask(tags, tag);
-                if hit != 0 {
-                    let w = hit.trailing_zeros() as usize;
+                if let Some(w) = scan(tags, tag) {
                     self.data[base + w] = data;
                     self.repl.on_hit(set, w as u32);
                     return None;
                 }
-                let free = match_mask(tags, INVALID);
-                (free != 0).then(|| free.trailing_zeros() as usize)
+                scan(tags, INVALID)
             }
             Some(ix) => {
                 if let Some(&slot) = ix.map.get(&tag) {

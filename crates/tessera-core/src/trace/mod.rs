@@ -15,7 +15,7 @@
 //! ## Choices
 //! - Writers are atomic: output goes to a hidden temporary file in the same
 //!   directory and is renamed into place when finished; on any failure no
-//!   output file is left behind ([`output`]).
+//!   output file is left behind (module `output`).
 //! - `describe()` of a trace source is `trace:<file name>` (no directory), so
 //!   results do not depend on where a trace is stored.
 //! - [`info`] counts distinct `(asid, 4 KiB page)` and `(asid, 2 MiB region)`
