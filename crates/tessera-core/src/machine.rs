@@ -149,7 +149,7 @@ impl Machine {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn translate(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
         match self.mmu.lookup(va, asid, instr) {
             Lookup::Hit { pfn_base, size, dirty, latency, .. } => {
@@ -183,7 +183,8 @@ impl Machine {
         self.mmu.mark_dirty(va, asid, instr);
     }
 
-    #[inline]
+    /// The TLB-miss path, kept out of line so the hit path stays small.
+    #[inline(never)]
     fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
         for _attempt in 0..2 {
             let root = self.pt.root(&mut self.mem, asid)?.0;

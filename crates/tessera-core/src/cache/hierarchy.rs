@@ -30,7 +30,7 @@
 //! - A hit in the entry level when that level has no prefetcher (the common
 //!   case) returns through a short path; everything else takes the general
 //!   path. Results are identical; the reference test exercises both.
-//! - Checked against the naive model in [`crate::cache::reference`].
+//! - Checked against the naive model in `cache::reference` (test-only).
 //!
 //! ## Config
 //! `[cache.<l1d|l2|llc>] size, ways, line, latency, replacement, prefetcher`;

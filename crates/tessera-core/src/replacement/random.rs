@@ -12,7 +12,7 @@
 //! - One draw (`gen_range(0..ways)`) per victim call and none otherwise; the
 //!   owning table calls `victim` only when the set is full (free ways are filled
 //!   lowest first), so the draw sequence depends only on the miss sequence.
-//!   [`crate::table::reference`] reproduces this sequence exactly.
+//!   `table::reference` (test-only) reproduces this sequence exactly.
 //!
 //! ## Config
 //! `kind = "random"` (no parameters)

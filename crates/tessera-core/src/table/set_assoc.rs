@@ -25,7 +25,7 @@
 //!   invalidate O(1). The map never grows past its initial capacity, so the hot
 //!   path does not allocate either way.
 //! - Policies are held as [`AnyReplacement`] (enum dispatch, no `dyn`).
-//! - Checked against the slow model in [`crate::table::reference`] with proptest.
+//! - Checked against the slow model in `table::reference` (test-only) with proptest.
 //!
 //! ## Config
 //! None of its own: owners pass `sets`, `ways` and a built replacement policy.

@@ -165,11 +165,28 @@ pub enum Lookup {
     Miss { latency: u32 },
 }
 
-/// Per-side level lists: structure indices per level, and each level's latency.
+/// Most structures one level of one side may hold (e.g. 4K + 2M + 1G + spare).
+const MAX_PER_LEVEL: usize = 4;
+
+/// One lookup level of one side: its structures and its latency.
+#[derive(Clone, Debug, Default)]
+struct Level {
+    tlbs: [u16; MAX_PER_LEVEL],
+    n: usize,
+    latency: u32,
+}
+
+impl Level {
+    #[inline]
+    fn tlbs(&self) -> &[u16] {
+        &self.tlbs[..self.n]
+    }
+}
+
+/// Per-side level lists.
 #[derive(Clone, Debug, Default)]
 struct SideLevels {
-    levels: Vec<Vec<usize>>,
-    latency: Vec<u32>,
+    levels: Vec<Level>,
 }
 
 /// The whole TLB hierarchy of one core.
@@ -194,13 +211,22 @@ impl Mmu {
                 let idx: Vec<usize> = (0..tlbs.len())
                     .filter(|&i| tlbs[i].level == l && (tlbs[i].side == side || tlbs[i].side == Side::Unified))
                     .collect();
-                sl.latency.push(idx.iter().map(|&i| tlbs[i].latency).max().unwrap_or(0));
-                sl.levels.push(idx);
+                if idx.len() > MAX_PER_LEVEL {
+                    return Err(crate::error::Error::config(
+                        "mmu.tlb",
+                        format!("level {l} has {} structures on one side; at most {MAX_PER_LEVEL}", idx.len()),
+                    ));
+                }
+                let mut level = Level { n: idx.len(), latency: idx.iter().map(|&i| tlbs[i].latency).max().unwrap_or(0), ..Level::default() };
+                for (k, &i) in idx.iter().enumerate() {
+                    level.tlbs[k] = i as u16;
+                }
+                sl.levels.push(level);
             }
-            sl
+            Ok(sl)
         };
-        let data = side_levels(Side::Data);
-        let instr = side_levels(Side::Instr);
+        let data = side_levels(Side::Data)?;
+        let instr = side_levels(Side::Instr)?;
         Ok(Mmu { tlbs, data, instr, fill: spec.fill })
     }
 
@@ -228,11 +254,12 @@ impl Mmu {
         let nlev = self.side(instr).levels.len();
         let mut latency = 0;
         for li in 0..nlev {
-            latency += self.side(instr).latency[li];
+            let level = &self.side(instr).levels[li];
+            latency += level.latency;
+            let (ids, n) = (level.tlbs, level.n);
             let mut found = None;
-            let n = self.side(instr).levels[li].len();
-            for k in 0..n {
-                let t = self.side(instr).levels[li][k];
+            for &t in &ids[..n] {
+                let t = t as usize;
                 if let Some((slot, size)) = self.tlbs[t].lookup(va, asid) {
                     found = Some((t, slot, size));
                 }
@@ -282,9 +309,10 @@ impl Mmu {
     /// Returns the eviction, or None (also when no structure holds the size).
     fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64) -> Option<(u64, u64)> {
         let size = tag_size(t);
-        let n = self.side(instr).levels[l].len();
-        for k in 0..n {
-            let i = self.side(instr).levels[l][k];
+        let level = &self.side(instr).levels[l];
+        let (ids, n) = (level.tlbs, level.n);
+        for &i in &ids[..n] {
+            let i = i as usize;
             if self.tlbs[i].holds(size) {
                 return self.tlbs[i].fill_tag(t, data);
             }
@@ -304,7 +332,7 @@ impl Mmu {
 
     /// Set the dirty bit of every cached copy of `va`'s translation on one side.
     pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
-        let idx: Vec<usize> = self.side(instr).levels.iter().flatten().copied().collect();
+        let idx: Vec<usize> = self.side(instr).levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)).collect();
         for i in idx {
             let tlb = &mut self.tlbs[i];
             for k in 0..tlb.n_sizes {

@@ -142,7 +142,6 @@ impl Walker {
     /// Walk the table rooted at frame `root` for `va`. Returns what was found
     /// and the walk's cycles (0 when `timed` is false).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
     pub fn walk(
         &mut self,
         va: u64,
