@@ -13,7 +13,7 @@ fn main() {
     let accesses: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50_000_000);
     let spec = load(&ConfigSource::Preset(preset.into()), &[]).expect("preset");
     let pattern = Pattern::parse(pattern).expect("pattern: uniform, sequential or hotcold");
-    let mut src = Synthetic::new(SyntheticSpec::new(pattern, accesses, 8 << 30, 1)).expect("stream");
+    let mut src = Synthetic::new(SyntheticSpec::new(pattern, accesses, std::env::var("FOOTPRINT").ok().and_then(|s| s.parse().ok()).unwrap_or(8u64 << 30), 1)).expect("stream");
     let r = tessera_core::run::bench(&spec, &mut src).expect("run");
     println!("{} {} {:.1} M accesses/s ({} accesses in {:.2} s)", r.machine, r.source, r.accesses_per_sec / 1e6, r.accesses, r.seconds);
 }

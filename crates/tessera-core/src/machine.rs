@@ -187,9 +187,9 @@ impl Machine {
     #[inline(never)]
     fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
         for _attempt in 0..2 {
-            let root = self.pt.root(&mut self.mem, asid)?.0;
+            let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
             let (res, cycles) =
-                self.walker.walk(va, asid, root, write, instr, &mut self.mem, &mut self.caches, timed);
+                self.walker.walk(va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches, timed);
             if timed {
                 self.core.translation_stall_cycles += cycles;
             }

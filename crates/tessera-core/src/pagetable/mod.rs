@@ -59,6 +59,8 @@ pub struct PageTable {
     levels: u32,
     /// Root node per ASID, grown on demand.
     roots: Vec<Option<Pfn>>,
+    /// Roots with their host storage slots (see [`PhysMem::read_linked`]).
+    root_slots: Vec<Option<(Pfn, u32)>>,
     /// Nodes per level, index 1..=5.
     nodes: [u64; 6],
     /// Leaf entries per page size (`PageSize::index`).
@@ -77,7 +79,7 @@ impl PageTable {
     /// `levels` is 4 or 5 (checked by config resolution).
     pub fn new(levels: u32) -> Self {
         debug_assert!(levels == 4 || levels == 5, "unsupported page-table depth {levels}");
-        PageTable { levels, roots: Vec::new(), nodes: [0; 6], mappings: [0; 3] }
+        PageTable { levels, roots: Vec::new(), root_slots: Vec::new(), nodes: [0; 6], mappings: [0; 3] }
     }
 
     pub fn levels(&self) -> u32 {
@@ -88,6 +90,22 @@ impl PageTable {
     #[inline]
     pub fn root_of(&self, asid: Asid) -> Option<Pfn> {
         self.roots.get(asid as usize).copied().flatten()
+    }
+
+    /// Root node of `asid` and its host storage slot, allocating it on first use.
+    #[inline]
+    pub fn root_linked(&mut self, mem: &mut PhysMem, asid: Asid) -> Result<(Pfn, u32)> {
+        if let Some(Some(r)) = self.root_slots.get(asid as usize) {
+            return Ok(*r);
+        }
+        let r = self.root(mem, asid)?;
+        let i = asid as usize;
+        if self.root_slots.len() <= i {
+            self.root_slots.resize(i + 1, None);
+        }
+        let link = (r, mem.table_slot(r.0));
+        self.root_slots[i] = Some(link);
+        Ok(link)
     }
 
     /// Root node of `asid`, allocating it on first use (CR3).
@@ -121,6 +139,7 @@ impl PageTable {
             } else {
                 let child = mem.alloc_table_frame()?;
                 mem.write_u64(addr, Pte::table(child).encode());
+                mem.link(addr, child);
                 self.nodes[level as usize - 1] += 1;
                 child
             };

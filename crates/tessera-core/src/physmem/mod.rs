@@ -82,6 +82,10 @@ pub struct PhysMem {
     slots: FxHashMap<u64, u32>,
     /// Node storage; `nodes[0]` is the all-zero sentinel and is never written.
     nodes: NodeStore,
+    /// Host-only links, parallel to `nodes`: for each entry that points at a
+    /// table frame, that frame's slot (0 otherwise). Lets the walker follow a
+    /// table without looking the child frame up. Maintained by [`PhysMem::link`].
+    links: Vec<[u32; CHUNK]>,
     /// Released node slots, reused before growing `nodes`.
     spare_slots: Vec<u32>,
     table_frames: u64,
@@ -125,6 +129,7 @@ impl PhysMem {
                 n
             },
             spare_slots: Vec::new(),
+            links: vec![[0; CHUNK]],
             table_frames: 0,
             pinned_frames: 0,
         };
@@ -234,9 +239,11 @@ impl PhysMem {
         let slot = match self.spare_slots.pop() {
             Some(s) => {
                 *self.nodes.node_mut(s as usize) = [0; CHUNK];
+                self.links[s as usize] = [0; CHUNK];
                 s
             }
             None => {
+                self.links.push([0; CHUNK]);
                 self.nodes.push_zeroed() as u32
             }
         };
@@ -249,6 +256,32 @@ impl PhysMem {
     #[inline]
     fn slot(&self, pfn: u64) -> usize {
         self.slots.get(&pfn).copied().unwrap_or(0) as usize
+    }
+
+    /// Record that the entry at `entry_addr` (in a table frame) points at table
+    /// frame `child`, for [`PhysMem::read_linked`]. Call after writing a table pointer.
+    pub fn link(&mut self, entry_addr: u64, child: Pfn) {
+        let parent = self.slot(entry_addr >> BASE_SHIFT);
+        if parent != 0 {
+            let child_slot = self.slot(child.0) as u32;
+            self.links[parent][((entry_addr >> 3) as usize) & (CHUNK - 1)] = child_slot;
+        }
+    }
+
+    /// Read entry `index` of the table node in host `slot`, with the slot of the
+    /// table frame it links to (0 if none). The walker's hot path: no lookups.
+    #[inline]
+    pub fn read_linked(&self, slot: u32, index: u64) -> (u64, u32) {
+        let i = (index as usize) & (CHUNK - 1);
+        (self.nodes.node(slot as usize)[i], self.links[slot as usize][i])
+    }
+
+    /// Write entry `index` of the table node in host `slot` (not the sentinel 0).
+    #[inline]
+    pub fn write_linked(&mut self, slot: u32, index: u64, value: u64) {
+        if slot != 0 {
+            self.nodes.node_mut(slot as usize)[(index as usize) & (CHUNK - 1)] = value;
+        }
     }
 
     /// Host storage slot of table frame `pfn` (0 if it is not a table frame).

@@ -189,6 +189,22 @@ struct SideLevels {
     levels: Vec<Level>,
 }
 
+/// The last level-1 hit of one side. Repeating a hit on the entry that is
+/// already most recently used changes no replacement state (LRU order is
+/// unchanged, random replacement ignores hits), so the repeat only needs its
+/// counters bumped. Any other lookup or any change to the TLBs drops it.
+#[derive(Copy, Clone, Debug, Default)]
+struct Memo {
+    valid: bool,
+    asid: Asid,
+    vpn: u64,
+    size_index: usize,
+    pfn_base: u64,
+    dirty: bool,
+    /// Structure that hit.
+    hit: usize,
+}
+
 /// The whole TLB hierarchy of one core.
 #[derive(Clone, Debug)]
 pub struct Mmu {
@@ -196,6 +212,11 @@ pub struct Mmu {
     data: SideLevels,
     instr: SideLevels,
     fill: FillPolicy,
+    /// [data, instr] memos.
+    memo: [Memo; 2],
+    /// Some level-1 structure serves both sides, so a lookup on one side can
+    /// reorder the other side's memoised set.
+    shared_l1: bool,
 }
 
 impl Mmu {
@@ -227,7 +248,8 @@ impl Mmu {
         };
         let data = side_levels(Side::Data)?;
         let instr = side_levels(Side::Instr)?;
-        Ok(Mmu { tlbs, data, instr, fill: spec.fill })
+        let shared_l1 = tlbs.iter().any(|t| t.level == 1 && t.side == Side::Unified);
+        Ok(Mmu { tlbs, data, instr, fill: spec.fill, memo: [Memo::default(); 2], shared_l1 })
     }
 
     /// Whether instruction fetches are translated (the machine has instruction-side structures).
@@ -251,6 +273,29 @@ impl Mmu {
     /// Look `va` up on one side, filling upper levels on a lower-level hit.
     #[inline]
     pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        let m = self.memo[instr as usize];
+        if m.valid && m.asid == asid && va >> PageSize::ALL[m.size_index].shift() == m.vpn {
+            let level = &self.side(instr).levels[0];
+            let (ids, n, latency) = (level.tlbs, level.n, level.latency);
+            for &t in &ids[..n] {
+                let tlb = &mut self.tlbs[t as usize];
+                tlb.stats.lookups += 1;
+                if t as usize == m.hit {
+                    tlb.stats.hits += 1;
+                } else {
+                    tlb.stats.misses += 1;
+                }
+            }
+            return Lookup::Hit { pfn_base: m.pfn_base, size: PageSize::ALL[m.size_index], dirty: m.dirty, level: 0, latency };
+        }
+        self.memo[instr as usize].valid = false;
+        if self.shared_l1 {
+            self.memo[!instr as usize].valid = false;
+        }
+        self.lookup_slow(va, asid, instr)
+    }
+
+    fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let nlev = self.side(instr).levels.len();
         let mut latency = 0;
         for li in 0..nlev {
@@ -268,6 +313,16 @@ impl Mmu {
                 let data = self.tlbs[t].table.data(slot);
                 if li > 0 {
                     self.promote(instr, li, t, va, asid, size, data);
+                } else {
+                    self.memo[instr as usize] = Memo {
+                        valid: true,
+                        asid,
+                        vpn: va >> size.shift(),
+                        size_index: size.index(),
+                        pfn_base: data >> 1,
+                        dirty: data & 1 == 1,
+                        hit: t,
+                    };
                 }
                 return Lookup::Hit { pfn_base: data >> 1, size, dirty: data & 1 == 1, level: li, latency };
             }
@@ -291,8 +346,14 @@ impl Mmu {
         }
     }
 
+    fn drop_memos(&mut self) {
+        self.memo[0].valid = false;
+        self.memo[1].valid = false;
+    }
+
     /// Install a completed walk's translation.
     pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool) {
+        self.drop_memos();
         let t = tag(va >> size.shift(), size, asid);
         let data = payload(pfn_base, dirty);
         match self.fill {
@@ -332,6 +393,7 @@ impl Mmu {
 
     /// Set the dirty bit of every cached copy of `va`'s translation on one side.
     pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
+        self.drop_memos();
         let idx: Vec<usize> = self.side(instr).levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)).collect();
         for i in idx {
             let tlb = &mut self.tlbs[i];
@@ -348,6 +410,7 @@ impl Mmu {
 
     /// Shootdown of one page's translation in every structure; returns entries removed.
     pub fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
+        self.drop_memos();
         let mut n = 0;
         for tlb in &mut self.tlbs {
             for k in 0..tlb.n_sizes {
@@ -363,6 +426,7 @@ impl Mmu {
 
     /// Remove every entry of one address space; returns entries removed.
     pub fn flush_asid(&mut self, asid: Asid) -> u64 {
+        self.drop_memos();
         self.tlbs.iter_mut().map(|t| t.table.invalidate_where(|tg, _| tag_asid(tg) == asid)).sum()
     }
 

@@ -123,16 +123,34 @@ proptest! {
     #[test]
     fn hierarchy_matches_reference(
         preset in prop::sample::select(vec!["sandy_bridge", "gtsm_ptlsim", "mosaic_gem5", "tlb_only"]),
-        accesses in prop::collection::vec((0u64..(3u64 << 30), 0u16..3, any::<bool>()), 1..1500),
+        accesses in prop::collection::vec((0u64..(3u64 << 30), 0u16..3, any::<bool>(), 1usize..4), 1..1500),
+        fill in prop::sample::select(vec!["all_levels", "victim"]),
     ) {
-        let spec = load(&ConfigSource::Preset(preset.into()), &[]).unwrap();
+        // The reference models the all-levels policy; for `victim` the fast model is
+        // checked against itself with the memo disabled (every lookup on the slow path).
+        let spec = load(&ConfigSource::Preset(preset.into()), &[format!("mmu.fill=\"{fill}\"")]).unwrap();
         let mut fast = Mmu::build(&spec.mmu, 7).unwrap();
+        let mut plain = Mmu::build(&spec.mmu, 7).unwrap();
         let mut slow = reference_for(&spec);
-        for (va, asid, instr) in accesses {
+        for (va, asid, instr, repeat) in accesses {
             let instr = instr && fast.translates_instr();
-            // Concentrate on few pages so that hits happen.
+            // Concentrate on few pages so that hits happen; repeats exercise the memo.
             let va = va & !((1 << 24) - 1) | (va & 0x3f_f000);
-            prop_assert_eq!(fast_access(&mut fast, va, asid, instr), ref_access(&mut slow, va, asid, instr));
+            for r in 0..repeat {
+                let va = va + r as u64 * 8;
+                let got = fast_access(&mut fast, va, asid, instr);
+                plain.drop_memos();
+                prop_assert_eq!(got, fast_access(&mut plain, va, asid, instr));
+                if fill == "all_levels" {
+                    prop_assert_eq!(got, ref_access(&mut slow, va, asid, instr));
+                }
+            }
+        }
+        for (f, p) in fast.tlbs().iter().zip(plain.tlbs().iter()) {
+            prop_assert_eq!(&f.stats, &p.stats);
+        }
+        if fill != "all_levels" {
+            return Ok(());
         }
         for (f, s) in fast.tlbs().iter().zip(slow.iter()) {
             prop_assert_eq!(f.stats.lookups, s.lookups);

@@ -26,7 +26,7 @@ use crate::addr::{Asid, PageSize};
 use crate::cache::{CacheHierarchy, Source};
 use crate::config::spec::{MmuSpec, Spec};
 use crate::error::Result;
-use crate::pagetable::x86_radix::{index, Pte, ACCESSED, DIRTY};
+use crate::pagetable::x86_radix::{frame, index, is_leaf, ACCESSED, DIRTY, PRESENT};
 use crate::physmem::PhysMem;
 use crate::registry::AnyReplacement;
 use crate::replacement::Geometry;
@@ -113,6 +113,10 @@ pub struct Walker {
 
 const HINTS: usize = 1 << 13;
 
+/// A PSC entry's payload: the next node's frame (low 40 bits) and its host slot.
+const PSC_SLOT_SHIFT: u32 = 40;
+const PSC_PFN_MASK: u64 = (1 << PSC_SLOT_SHIFT) - 1;
+
 const SLOT_NAMES: [&str; 4] = ["l1d", "l2", "llc", "dram"];
 
 impl Walker {
@@ -139,14 +143,14 @@ impl Walker {
         })
     }
 
-    /// Walk the table rooted at frame `root` for `va`. Returns what was found
-    /// and the walk's cycles (0 when `timed` is false).
+    /// Walk the table rooted at frame `root` (host slot `root_slot`) for `va`.
+    /// Returns what was found and the walk's cycles (0 when `timed` is false).
     #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &mut self,
         va: u64,
         asid: Asid,
-        root: u64,
+        (root, root_slot): (u64, u32),
         is_write: bool,
         instr: bool,
         mem: &mut PhysMem,
@@ -154,30 +158,32 @@ impl Walker {
         timed: bool,
     ) -> (WalkResult, u64) {
         // Probe every PSC; the deepest hit decides where the walk starts.
-        let mut node = root;
-        let mut level = self.levels;
-        for p in self.pscs.iter_mut().rev() {
+        let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
+        for p in self.pscs.iter_mut() {
             p.stats.lookups += 1;
             let key = p.key(va, asid);
             let set = (key & p.set_mask) as u32;
-            if let Some(slot) = p.table.lookup(set, key) {
+            if let Some(s) = p.table.lookup(set, key) {
                 p.stats.hits += 1;
                 if p.level - 1 < level {
-                    node = p.table.data(slot);
+                    let d = p.table.data(s);
+                    node = d & PSC_PFN_MASK;
+                    slot = (d >> PSC_SLOT_SHIFT) as u32;
                     level = p.level - 1;
                 }
             }
         }
         let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
         loop {
+            let idx = index(va, level);
             if level == 1 {
                 let key = hint_key(va, asid);
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
                 if h.0 != key {
-                    *h = (key, mem.table_slot(node));
+                    *h = (key, slot);
                 }
             }
-            let addr = (node << 12) + index(va, level) * 8;
+            let addr = (node << 12) + idx * 8;
             let served = caches.access(addr, false, self.entry, Source::Walk);
             self.stats.refs_total += 1;
             match self.level_slot[served.level as usize] {
@@ -189,26 +195,24 @@ impl Walker {
             if timed {
                 cycles += (self.step_cycles + served.latency) as u64;
             }
-            let raw = mem.read_u64(addr);
-            let pte = Pte::decode(raw);
-            if !pte.present {
+            let (raw, child) = mem.read_linked(slot, idx);
+            debug_assert_eq!(raw, mem.read_u64(addr), "host slot out of step with the table");
+            if raw & PRESENT == 0 {
                 self.stats.faulting_walks += 1;
                 self.account(instr, cycles, false);
                 return (WalkResult::Fault { level }, cycles);
             }
-            let leaf = level == 1 || (pte.large && level <= 3);
-            let mut new = raw;
-            if raw & ACCESSED == 0 {
-                new |= ACCESSED;
-                self.stats.accessed_updates += 1;
-            }
-            if leaf && is_write && raw & DIRTY == 0 {
+            let leaf = is_leaf(raw, level);
+            let mut new = raw | ACCESSED;
+            if leaf && is_write {
                 new |= DIRTY;
-                self.stats.dirty_updates += 1;
             }
             if new != raw {
-                mem.write_u64(addr, new);
+                self.stats.accessed_updates += (raw & ACCESSED == 0) as u64;
+                self.stats.dirty_updates += (new & DIRTY != raw & DIRTY) as u64;
+                mem.write_linked(slot, idx, new);
             }
+            let next = frame(raw).0;
             if leaf {
                 let size = match level {
                     1 => PageSize::Size4K,
@@ -221,16 +225,17 @@ impl Walker {
                     PageSize::Size1G => self.stats.leaves_1g += 1,
                 }
                 self.account(instr, cycles, true);
-                return (WalkResult::Translated { pfn_base: pte.pfn.0, size, dirty: new & DIRTY != 0 }, cycles);
+                return (WalkResult::Translated { pfn_base: next, size, dirty: new & DIRTY != 0 }, cycles);
             }
             // A non-leaf entry read from memory: remember it in the PSC for this level.
             if let Some(p) = self.pscs.iter_mut().find(|p| p.level == level) {
                 let key = p.key(va, asid);
                 let set = (key & p.set_mask) as u32;
-                p.table.insert(set, key, pte.pfn.0);
+                p.table.insert(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
                 p.stats.fills += 1;
             }
-            node = pte.pfn.0;
+            node = next;
+            slot = child;
             level -= 1;
         }
     }

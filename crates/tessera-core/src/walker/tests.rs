@@ -29,8 +29,8 @@ impl Rig {
         pfn.0
     }
     fn walk(&mut self, va: u64, write: bool) -> (WalkResult, u64) {
-        let root = self.pt.root(&mut self.mem, 0).unwrap().0;
-        self.walker.walk(va, 0, root, write, false, &mut self.mem, &mut self.caches, true)
+        let (root, slot) = self.pt.root_linked(&mut self.mem, 0).unwrap();
+        self.walker.walk(va, 0, (root.0, slot), write, false, &mut self.mem, &mut self.caches, true)
     }
 }
 
@@ -161,10 +161,10 @@ fn psc_entries_are_per_address_space() {
     let p1 = r.mem.alloc(0, "t").unwrap();
     r.pt.map(&mut r.mem, 0, VA, PageSize::Size4K, p0).unwrap();
     r.pt.map(&mut r.mem, 1, VA, PageSize::Size4K, p1).unwrap();
-    let root0 = r.pt.root(&mut r.mem, 0).unwrap().0;
-    let root1 = r.pt.root(&mut r.mem, 1).unwrap().0;
-    let (a, _) = r.walker.walk(VA, 0, root0, false, false, &mut r.mem, &mut r.caches, true);
-    let (b, _) = r.walker.walk(VA, 1, root1, false, false, &mut r.mem, &mut r.caches, true);
+    let (root0, s0) = r.pt.root_linked(&mut r.mem, 0).unwrap();
+    let (root1, s1) = r.pt.root_linked(&mut r.mem, 1).unwrap();
+    let (a, _) = r.walker.walk(VA, 0, (root0.0, s0), false, false, &mut r.mem, &mut r.caches, true);
+    let (b, _) = r.walker.walk(VA, 1, (root1.0, s1), false, false, &mut r.mem, &mut r.caches, true);
     assert!(matches!(a, WalkResult::Translated { pfn_base, .. } if pfn_base == p0.0));
     assert!(matches!(b, WalkResult::Translated { pfn_base, .. } if pfn_base == p1.0));
     assert_eq!(r.walker.stats.refs_total, 8);
