@@ -63,9 +63,18 @@ pub struct BenchResult {
 
 /// Time a whole simulation (machine build excluded) of `source` on `spec`.
 pub fn bench(spec: &Spec, source: &mut dyn AccessSource) -> Result<BenchResult> {
+    bench_with_progress(spec, source, &mut |_, _| true)
+}
+
+/// [`bench`] with a progress callback (returning false stops with [`Error::Interrupted`]).
+pub fn bench_with_progress(
+    spec: &Spec,
+    source: &mut dyn AccessSource,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<BenchResult> {
     let mut m = Machine::build(spec, 0)?;
     let start = Instant::now();
-    let records = feed_all(&mut m, source, &mut |_, _| true)?;
+    let records = feed_all(&mut m, source, progress)?;
     let seconds = start.elapsed().as_secs_f64();
     std::hint::black_box(m.stats());
     Ok(BenchResult {

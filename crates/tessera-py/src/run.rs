@@ -37,32 +37,11 @@ pub fn simulate<'py>(
     let mut source = convert::open_source(py, trace, synthetic, seed)?;
     let description = source.describe();
 
-    // The first Python error raised during the run (callback or signal handler).
-    let mut raised: Option<PyErr> = None;
+    let mut reporter = Reporter::new(progress);
     let outcome = py.allow_threads(|| {
-        let mut report = |done: u64, total: u64| -> bool {
-            Python::with_gil(|py| {
-                let result = match &progress {
-                    Some(cb) => cb.call1(py, (done, total)).map(drop),
-                    None => Ok(()),
-                }
-                .and_then(|()| py.check_signals());
-                match result {
-                    Ok(()) => true,
-                    Err(e) => {
-                        raised = Some(e);
-                        false
-                    }
-                }
-            })
-        };
-        tessera_core::run::simulate(&spec, seed, source.as_mut(), &mut report)
+        tessera_core::run::simulate(&spec, seed, source.as_mut(), &mut |d, t| reporter.report(d, t))
     });
-    let stats = match (outcome, raised) {
-        (Ok(stats), _) => stats,
-        (Err(Error::Interrupted), Some(e)) => return Err(e),
-        (Err(e), _) => return Err(errors::to_py(py, e)),
-    };
+    let stats = reporter.finish(py, outcome)?;
 
     let (counters, derived) = convert::stats_to_py(py, &stats)?;
     let out = PyDict::new(py);
@@ -91,8 +70,51 @@ pub fn bench(
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
     let mut source = convert::open_source(py, trace, synthetic, seed)?;
-    let result = py
-        .allow_threads(|| tessera_core::run::bench(&spec, source.as_mut()))
-        .py_err(py)?;
+    let mut reporter = Reporter::new(None);
+    let outcome = py.allow_threads(|| {
+        tessera_core::run::bench_with_progress(&spec, source.as_mut(), &mut |d, t| reporter.report(d, t))
+    });
+    let result = reporter.finish(py, outcome)?;
     convert::to_python(py, &result)
+}
+
+/// Progress reporting from the simulating thread: takes the GIL briefly to call
+/// the Python callback (if any) and check for Ctrl-C, and keeps the first Python
+/// error so it can be re-raised once the core has stopped.
+struct Reporter {
+    progress: Option<PyObject>,
+    raised: Option<PyErr>,
+}
+
+impl Reporter {
+    fn new(progress: Option<PyObject>) -> Self {
+        Reporter { progress, raised: None }
+    }
+
+    fn report(&mut self, done: u64, total: u64) -> bool {
+        Python::with_gil(|py| {
+            let result = match &self.progress {
+                Some(cb) => cb.call1(py, (done, total)).map(drop),
+                None => Ok(()),
+            }
+            .and_then(|()| py.check_signals());
+            match result {
+                Ok(()) => true,
+                Err(e) => {
+                    self.raised = Some(e);
+                    false
+                }
+            }
+        })
+    }
+
+    /// Turn the core's outcome into a Python result, preferring the Python error
+    /// that stopped the run.
+    fn finish<T>(self, py: Python<'_>, outcome: Result<T, Error>) -> PyResult<T> {
+        match (outcome, self.raised) {
+            (Ok(v), _) => Ok(v),
+            (Err(Error::Interrupted), Some(e)) => Err(e),
+            (Err(e), _) => Err(errors::to_py(py, e)),
+        }
+    }
 }

@@ -114,11 +114,13 @@ impl Level {
         s.misses += m;
     }
 
-    /// Install `paddr`'s line with `flags`, counting any eviction.
+    /// Install `paddr`'s line, which this level does not hold (it just
+    /// missed here, or a probe just found it absent), with `flags`, counting
+    /// any eviction.
     #[inline]
-    fn fill(&mut self, paddr: u64, flags: u64) {
+    fn fill_absent(&mut self, paddr: u64, flags: u64) {
         let (set, tag) = self.locate(paddr);
-        if let Some((_, old)) = self.table.insert(set, tag, flags) {
+        if let Some((_, old)) = self.table.insert_after_miss(set, tag, flags) {
             self.stats.evictions += 1;
             if old & DIRTY != 0 {
                 self.stats.writebacks += 1;
@@ -138,7 +140,7 @@ impl Level {
                 continue;
             }
             self.stats.prefetches += 1;
-            self.fill(a, PREFETCHED);
+            self.fill_absent(a, PREFETCHED);
         }
         self.buf.clear();
     }
@@ -234,6 +236,13 @@ impl CacheHierarchy {
     /// (`start >= num_levels()` goes to DRAM).
     #[inline]
     pub fn access(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
+        let n = self.levels.len();
+        if start >= n {
+            // Straight to DRAM (always so with no cache levels): nothing else changes.
+            self.dram.data_accesses += (source == Source::Data) as u64;
+            self.dram.walk_accesses += (source == Source::Walk) as u64;
+            return Served { level: n as u8, latency: self.dram_latency };
+        }
         // Fast path: a hit in the entry level when that level has no prefetcher
         // (the common case). Nothing else changes, so return at once.
         if let Some(lvl) = self.levels.get_mut(start) {
@@ -297,7 +306,8 @@ impl CacheHierarchy {
         }
         for i in start..served {
             let flags = if is_write && i == start { DIRTY } else { 0 };
-            self.levels[i].fill(paddr, flags);
+            // Level i missed this line above and nothing has filled it since.
+            self.levels[i].fill_absent(paddr, flags);
         }
         if any_prefetch {
             // Levels start..=served (or ..n) saw the access; the rest have empty buffers.

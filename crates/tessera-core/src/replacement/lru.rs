@@ -103,6 +103,36 @@ impl Lru {
         }
     }
 
+    /// [`Self::touch`] for a structure of exactly `W` ways (`W == self.ways`):
+    /// the stamp store with the set base computed from the constant.
+    #[inline(always)]
+    pub(crate) fn touch_n<const W: usize>(&mut self, set: u32, way: usize) {
+        debug_assert_eq!(W, self.ways as usize);
+        debug_assert!(way < W);
+        match &mut self.repr {
+            Repr::Stamps { stamp, clock } => {
+                *clock += 1;
+                stamp[set as usize * W + way] = *clock;
+            }
+            Repr::List { .. } => self.touch(set, way as u32),
+        }
+    }
+
+    /// [`Replacement::victim`] for a structure of exactly `W` ways: the
+    /// minimum stamp (lowest way on ties, as in `victim`), fully unrolled.
+    #[inline(always)]
+    pub(crate) fn victim_n<const W: usize>(&mut self, set: u32) -> usize {
+        debug_assert_eq!(W, self.ways as usize);
+        match &self.repr {
+            Repr::Stamps { stamp, .. } => {
+                let base = set as usize * W;
+                let s: &[u64; W] = stamp[base..base + W].try_into().unwrap();
+                argmin(s)
+            }
+            Repr::List { .. } => self.victim(set) as usize,
+        }
+    }
+
     #[inline(always)]
     fn touch(&mut self, set: u32, way: u32) {
         let base = set as usize * self.ways as usize;
@@ -134,6 +164,32 @@ impl Lru {
             }
         }
     }
+}
+
+/// Index of the smallest element, the lowest index among equal ones.
+/// Pairwise tree reduction (left wins ties), so the compare chain is log2(W)
+/// deep and compiles to conditional moves.
+#[inline(always)]
+fn argmin<const W: usize>(s: &[u64; W]) -> usize {
+    let mut key = [(0u64, 0usize); W];
+    for (w, k) in key.iter_mut().enumerate() {
+        *k = (s[w], w);
+    }
+    let mut n = W;
+    while n > 1 {
+        let half = n / 2;
+        for i in 0..half {
+            let (a, b) = (key[2 * i], key[2 * i + 1]);
+            key[i] = if b.0 < a.0 { b } else { a };
+        }
+        if n % 2 == 1 {
+            key[half] = key[n - 1];
+            n = half + 1;
+        } else {
+            n = half;
+        }
+    }
+    key[0].1
 }
 
 #[inline]

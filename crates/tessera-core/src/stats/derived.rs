@@ -150,8 +150,9 @@ pub fn compare(base: &Stats, other: &Stats) -> Result<Comparison> {
     })
 }
 
-/// Every stat a machine built from `spec` reports, with units and descriptions
-/// (counters are zero). Derived metrics are listed from [`DERIVED_DOCS`].
+/// Every counter a machine built from `spec` reports, with units and
+/// descriptions (values are zero). Derived metrics are documented separately in
+/// [`DERIVED_DOCS`] (their names depend on the run's structures).
 pub fn stat_docs(spec: &Spec) -> Result<Stats> {
     let m = crate::machine::Machine::build(spec, 0)?;
     let mut c = super::Collector::default();

@@ -114,6 +114,43 @@ fn scan(tags: &[u64], tag: u64) -> Option<usize> {
     chunks.remainder().iter().position(|&t| t == tag).map(|i| base + i)
 }
 
+/// Bit `w` set iff `tags[w] == tag` (fully unrolled for a fixed associativity).
+#[inline(always)]
+fn eq_mask<const W: usize>(tags: &[u64; W], tag: u64) -> u32 {
+    let mut m = 0u32;
+    for (w, &t) in tags.iter().enumerate() {
+        m |= ((t == tag) as u32) << w;
+    }
+    m
+}
+
+/// `on_hit` for a table of `W` ways, with the LRU stamp update inlined.
+#[inline(always)]
+fn repl_hit<const W: usize>(repl: &mut AnyReplacement, set: u32, way: usize) {
+    match repl {
+        AnyReplacement::Lru(l) => l.touch_n::<W>(set, way),
+        AnyReplacement::Random(_) => {}
+    }
+}
+
+/// `on_fill` for a table of `W` ways (both policies: same as a hit).
+#[inline(always)]
+fn repl_fill<const W: usize>(repl: &mut AnyReplacement, set: u32, way: usize) {
+    match repl {
+        AnyReplacement::Lru(l) => l.touch_n::<W>(set, way),
+        AnyReplacement::Random(_) => {}
+    }
+}
+
+/// `victim` for a table of `W` ways, with the LRU minimum search unrolled.
+#[inline(always)]
+fn repl_victim<const W: usize>(repl: &mut AnyReplacement, set: u32) -> usize {
+    match repl {
+        AnyReplacement::Lru(l) => l.victim_n::<W>(set),
+        AnyReplacement::Random(r) => r.victim(set) as usize,
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
     sets: u32,
@@ -145,6 +182,80 @@ impl SetAssoc {
     /// Slot of `tag` in `set`, without side effects.
     #[inline(always)]
     fn find(&self, set: u32, tag: u64) -> Option<usize> {
+        match self.ways {
+            4 => self.find_n::<4>(set, tag),
+            8 => self.find_n::<8>(set, tag),
+            16 => self.find_n::<16>(set, tag),
+            2 => self.find_n::<2>(set, tag),
+            1 => self.find_n::<1>(set, tag),
+            _ => self.find_any(set, tag),
+        }
+    }
+
+    /// The set's tags as a fixed-size row (`W == self.ways`); one bounds check.
+    #[inline(always)]
+    fn row<const W: usize>(&self, set: u32) -> (usize, &[u64; W]) {
+        debug_assert_eq!(W, self.ways as usize);
+        debug_assert!(set < self.sets, "set {set} out of range");
+        let base = set as usize * W;
+        let row: &[u64; W] = self.tags[base..base + W].try_into().unwrap();
+        (base, row)
+    }
+
+    #[inline(always)]
+    fn find_n<const W: usize>(&self, set: u32, tag: u64) -> Option<usize> {
+        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        let (base, row) = self.row::<W>(set);
+        let m = eq_mask(row, tag);
+        (m != 0).then(|| base + m.trailing_zeros() as usize)
+    }
+
+    #[inline(always)]
+    fn lookup_n<const W: usize>(&mut self, set: u32, tag: u64) -> Option<usize> {
+        let slot = self.find_n::<W>(set, tag)?;
+        repl_hit::<W>(&mut self.repl, set, slot - set as usize * W);
+        Some(slot)
+    }
+
+    /// Insert into a `W`-way set. `ABSENT`: the caller guarantees `tag` is not
+    /// in the set (it just missed there), so the presence scan is skipped.
+    #[inline(always)]
+    fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        debug_assert_eq!(W, self.ways as usize);
+        debug_assert!(set < self.sets, "set {set} out of range");
+        let base = set as usize * W;
+        let SetAssoc { tags, data: datas, repl, .. } = self;
+        let tags: &mut [u64; W] = (&mut tags[base..base + W]).try_into().unwrap();
+        let datas: &mut [u64; W] = (&mut datas[base..base + W]).try_into().unwrap();
+        if ABSENT {
+            debug_assert!(eq_mask(tags, tag) == 0, "insert_after_miss of a present tag {tag:#x}");
+        } else {
+            let m = eq_mask(tags, tag);
+            if m != 0 {
+                let w = m.trailing_zeros() as usize;
+                datas[w] = data;
+                repl_hit::<W>(repl, set, w);
+                return None;
+            }
+        }
+        let free = eq_mask(tags, INVALID);
+        let (way, evicted) = if free != 0 {
+            (free.trailing_zeros() as usize, None)
+        } else {
+            let w = repl_victim::<W>(repl, set);
+            debug_assert!(w < W, "policy returned way {w} of {W}");
+            (w, Some((tags[w], datas[w])))
+        };
+        tags[way] = tag;
+        datas[way] = data;
+        repl_fill::<W>(repl, set, way);
+        evicted
+    }
+
+    /// [`Self::find`] for any associativity (scan or hash index).
+    #[inline]
+    fn find_any(&self, set: u32, tag: u64) -> Option<usize> {
         debug_assert!(set < self.sets, "set {set} out of range");
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
@@ -163,7 +274,19 @@ impl SetAssoc {
     /// Look `tag` up in `set`; on a hit update replacement state and return the slot.
     #[inline(always)]
     pub fn lookup(&mut self, set: u32, tag: u64) -> Option<usize> {
-        let slot = self.find(set, tag)?;
+        match self.ways {
+            4 => self.lookup_n::<4>(set, tag),
+            8 => self.lookup_n::<8>(set, tag),
+            16 => self.lookup_n::<16>(set, tag),
+            2 => self.lookup_n::<2>(set, tag),
+            1 => self.lookup_n::<1>(set, tag),
+            _ => self.lookup_any(set, tag),
+        }
+    }
+
+    #[inline]
+    fn lookup_any(&mut self, set: u32, tag: u64) -> Option<usize> {
+        let slot = self.find_any(set, tag)?;
         self.repl.on_hit(set, (slot - set as usize * self.ways as usize) as u32);
         Some(slot)
     }
@@ -179,6 +302,34 @@ impl SetAssoc {
     /// Returns the evicted (tag, data), if a valid entry was evicted.
     #[inline]
     pub fn insert(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+        match self.ways {
+            4 => self.insert_n::<4, false>(set, tag, data),
+            8 => self.insert_n::<8, false>(set, tag, data),
+            16 => self.insert_n::<16, false>(set, tag, data),
+            2 => self.insert_n::<2, false>(set, tag, data),
+            1 => self.insert_n::<1, false>(set, tag, data),
+            _ => self.insert_any::<false>(set, tag, data),
+        }
+    }
+
+    /// [`Self::insert`] for a `tag` the caller knows is not in `set` (it has
+    /// just missed there and nothing filled `set` since): skips the presence
+    /// scan. Same result as `insert` under that condition (debug-asserted).
+    #[inline]
+    pub fn insert_after_miss(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+        match self.ways {
+            4 => self.insert_n::<4, true>(set, tag, data),
+            8 => self.insert_n::<8, true>(set, tag, data),
+            16 => self.insert_n::<16, true>(set, tag, data),
+            2 => self.insert_n::<2, true>(set, tag, data),
+            1 => self.insert_n::<1, true>(set, tag, data),
+            _ => self.insert_any::<true>(set, tag, data),
+        }
+    }
+
+    /// [`Self::insert`] for any associativity (scan or hash index).
+    #[inline]
+    fn insert_any<const ABSENT: bool>(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
         debug_assert!(set < self.sets, "set {set} out of range");
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
@@ -186,7 +337,9 @@ impl SetAssoc {
         let free = match &self.index {
             None => {
                 let tags = &self.tags[base..base + ways];
-                if let Some(w) = scan(tags, tag) {
+                if ABSENT {
+                    debug_assert!(scan(tags, tag).is_none(), "insert_after_miss of a present tag {tag:#x}");
+                } else if let Some(w) = scan(tags, tag) {
                     self.data[base + w] = data;
                     self.repl.on_hit(set, w as u32);
                     return None;
