@@ -1,0 +1,61 @@
+//! Golden stats: every preset, with 4 KiB pages and with THP, on a slice of a
+//! real recorded program and on a synthetic stream. The checked-in snapshots in
+//! `tests/golden/` catch any change to what the model computes (an optimisation
+//! must leave them byte-identical). After an intended model change, regenerate
+//! with `UPDATE_GOLDEN=1 cargo test -p tessera-core --test golden` and review the diff.
+
+use std::path::{Path, PathBuf};
+
+use tessera_core::config::{load, presets, ConfigSource};
+use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
+use tessera_core::stream::AccessSource;
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn run(preset: &str, policy: &str, source: &mut dyn AccessSource) -> String {
+    let spec = load(&ConfigSource::Preset(preset.into()), &[format!("physmem.page_size={policy}")]).unwrap();
+    let stats = tessera_core::run::simulate(&spec, 42, source, &mut |_, _| true).unwrap();
+    serde_json::to_string_pretty(&stats.to_json()).unwrap() + "\n"
+}
+
+fn check(name: &str, got: &str) {
+    let path = golden_dir().join(format!("{name}.json"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
+    assert!(want == got, "stats of {name} differ from {}", path.display());
+}
+
+#[test]
+fn presets_on_a_recorded_program_match_their_snapshots() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sort-head.lackey");
+    for p in presets() {
+        for policy in ["base_only", "thp"] {
+            let mut src = tessera_core::trace::open(&trace).unwrap();
+            check(&format!("sort-head.{}.{policy}", p.name), &run(p.name, policy, src.as_mut()));
+        }
+    }
+}
+
+#[test]
+fn presets_on_a_synthetic_stream_match_their_snapshots() {
+    for p in presets() {
+        for policy in ["base_only", "thp"] {
+            let mut src = Synthetic::new(SyntheticSpec::new(Pattern::HotCold, 300_000, 1 << 30, 7)).unwrap();
+            check(&format!("hotcold.{}.{policy}", p.name), &run(p.name, policy, &mut src));
+        }
+    }
+}
+
+#[test]
+fn a_run_is_deterministic() {
+    let mk = || Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 100_000, 1 << 30, 3)).unwrap();
+    let a = run("sandy_bridge", "thp", &mut mk());
+    let b = run("sandy_bridge", "thp", &mut mk());
+    assert_eq!(a, b);
+}
