@@ -234,15 +234,23 @@ impl CacheHierarchy {
 
     /// One reference to physical address `paddr` entering at level `start`
     /// (`start >= num_levels()` goes to DRAM).
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
         let n = self.levels.len();
         if start >= n {
-            // Straight to DRAM (always so with no cache levels): nothing else changes.
+            // Straight to DRAM (always so with no cache levels): nothing else
+            // changes. Inlined into callers, so a cache-less model pays a few
+            // instructions per reference.
             self.dram.data_accesses += (source == Source::Data) as u64;
             self.dram.walk_accesses += (source == Source::Walk) as u64;
             return Served { level: n as u8, latency: self.dram_latency };
         }
+        self.access_levels(paddr, is_write, start, source)
+    }
+
+    /// [`Self::access`] with `start < num_levels()`.
+    #[inline]
+    fn access_levels(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
         // Fast path: a hit in the entry level when that level has no prefetcher
         // (the common case). Nothing else changes, so return at once.
         if let Some(lvl) = self.levels.get_mut(start) {

@@ -166,30 +166,19 @@ impl Lru {
     }
 }
 
-/// Index of the smallest element, the lowest index among equal ones.
-/// Pairwise tree reduction (left wins ties), so the compare chain is log2(W)
-/// deep and compiles to conditional moves.
+/// Index of the smallest element, the lowest index among equal ones (as the
+/// strict `<` scan in `victim`). Fully unrolled for a constant `W`; the
+/// comparisons compile to conditional moves.
 #[inline(always)]
 fn argmin<const W: usize>(s: &[u64; W]) -> usize {
-    let mut key = [(0u64, 0usize); W];
-    for (w, k) in key.iter_mut().enumerate() {
-        *k = (s[w], w);
+    let mut best = 0usize;
+    let mut best_stamp = s[0];
+    for (w, &t) in s.iter().enumerate().skip(1) {
+        let less = t < best_stamp;
+        best = if less { w } else { best };
+        best_stamp = if less { t } else { best_stamp };
     }
-    let mut n = W;
-    while n > 1 {
-        let half = n / 2;
-        for i in 0..half {
-            let (a, b) = (key[2 * i], key[2 * i + 1]);
-            key[i] = if b.0 < a.0 { b } else { a };
-        }
-        if n % 2 == 1 {
-            key[half] = key[n - 1];
-            n = half + 1;
-        } else {
-            n = half;
-        }
-    }
-    key[0].1
+    best
 }
 
 #[inline]

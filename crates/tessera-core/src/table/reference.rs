@@ -216,8 +216,10 @@ mod tests {
         Ok(())
     }
 
-    /// (sets, ways): direct-mapped, set-associative, fully associative, and >32 ways (indexed).
-    const GEOMETRIES: [(u32, u32); 7] = [(16, 1), (1, 1), (8, 4), (4, 16), (2, 40), (1, 64), (1, 200)];
+    /// (sets, ways): direct-mapped, set-associative (every constant-`W` path of
+    /// the fast table, 1/2/4/8/16, and the generic scan, 12), fully associative,
+    /// and >32 ways (indexed).
+    const GEOMETRIES: [(u32, u32); 10] = [(16, 1), (1, 1), (4, 2), (8, 4), (2, 8), (2, 12), (4, 16), (2, 40), (1, 64), (1, 200)];
 
     fn ops_for(sets: u32, ways: u32) -> impl Strategy<Value = Vec<Op>> {
         // A pool of about 1.5× capacity and enough operations to fill the table

@@ -124,6 +124,19 @@ fn eq_mask<const W: usize>(tags: &[u64; W], tag: u64) -> u32 {
     m
 }
 
+/// Way of `tag` in a `W`-way row: one branch-free mask below 4 ways, else
+/// [`scan`]'s groups of four with an exit after the group that hits (a hit
+/// in the first group of a 16-way set skips the other 12 compares).
+#[inline(always)]
+fn find_way<const W: usize>(tags: &[u64; W], tag: u64) -> Option<usize> {
+    if W < 4 {
+        let m = eq_mask(tags, tag);
+        (m != 0).then(|| m.trailing_zeros() as usize)
+    } else {
+        scan(tags, tag)
+    }
+}
+
 /// `on_hit` for a table of `W` ways, with the LRU stamp update inlined.
 #[inline(always)]
 fn repl_hit<const W: usize>(repl: &mut AnyReplacement, set: u32, way: usize) {
@@ -151,12 +164,58 @@ fn repl_victim<const W: usize>(repl: &mut AnyReplacement, set: u32) -> usize {
     }
 }
 
+/// Associativities with a fully unrolled, constant-`W` code path; others
+/// (3-way, 12-way, ..., and indexed tables) take the generic path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    W1,
+    W2,
+    W4,
+    W8,
+    W16,
+    Any,
+}
+
+/// Run `$fast` with `const $w: usize` bound to the table's associativity, or
+/// `$any` for tables without a constant-`W` path. One jump per call.
+macro_rules! by_shape {
+    ($self:ident, $w:ident => $fast:expr, $any:expr) => {
+        match $self.shape {
+            Shape::W4 => {
+                const $w: usize = 4;
+                $fast
+            }
+            Shape::W8 => {
+                const $w: usize = 8;
+                $fast
+            }
+            Shape::W16 => {
+                const $w: usize = 16;
+                $fast
+            }
+            Shape::W2 => {
+                const $w: usize = 2;
+                $fast
+            }
+            Shape::W1 => {
+                const $w: usize = 1;
+                $fast
+            }
+            Shape::Any => $any,
+        }
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
     sets: u32,
     ways: u32,
+    shape: Shape,
     tags: Vec<u64>,
     data: Vec<u64>,
+    /// Constant-`W` shapes only (else empty): per set, bit `w` set iff way `w`
+    /// holds a valid entry, so a fill finds a free way without a scan.
+    valid: Vec<u32>,
     repl: AnyReplacement,
     index: Option<Index>,
 }
@@ -166,7 +225,16 @@ impl SetAssoc {
     pub fn new(sets: u32, ways: u32, repl: AnyReplacement) -> Self {
         let n = sets as usize * ways as usize;
         let index = (ways > INDEX_MIN_WAYS).then(|| Index::new(sets, ways));
-        SetAssoc { sets, ways, tags: vec![INVALID; n], data: vec![0; n], repl, index }
+        let shape = match ways {
+            1 => Shape::W1,
+            2 => Shape::W2,
+            4 => Shape::W4,
+            8 => Shape::W8,
+            16 => Shape::W16,
+            _ => Shape::Any,
+        };
+        let valid = if shape == Shape::Any { Vec::new() } else { vec![0; sets as usize] };
+        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![0; n], valid, repl, index }
     }
 
     #[inline]
@@ -182,14 +250,7 @@ impl SetAssoc {
     /// Slot of `tag` in `set`, without side effects.
     #[inline(always)]
     fn find(&self, set: u32, tag: u64) -> Option<usize> {
-        match self.ways {
-            4 => self.find_n::<4>(set, tag),
-            8 => self.find_n::<8>(set, tag),
-            16 => self.find_n::<16>(set, tag),
-            2 => self.find_n::<2>(set, tag),
-            1 => self.find_n::<1>(set, tag),
-            _ => self.find_any(set, tag),
-        }
+        by_shape!(self, W => self.find_n::<W>(set, tag), self.find_any(set, tag))
     }
 
     /// The set's tags as a fixed-size row (`W == self.ways`); one bounds check.
@@ -206,8 +267,7 @@ impl SetAssoc {
     fn find_n<const W: usize>(&self, set: u32, tag: u64) -> Option<usize> {
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let (base, row) = self.row::<W>(set);
-        let m = eq_mask(row, tag);
-        (m != 0).then(|| base + m.trailing_zeros() as usize)
+        find_way(row, tag).map(|w| base + w)
     }
 
     #[inline(always)]
@@ -225,23 +285,25 @@ impl SetAssoc {
         debug_assert_eq!(W, self.ways as usize);
         debug_assert!(set < self.sets, "set {set} out of range");
         let base = set as usize * W;
-        let SetAssoc { tags, data: datas, repl, .. } = self;
+        let SetAssoc { tags, data: datas, valid, repl, .. } = self;
         let tags: &mut [u64; W] = (&mut tags[base..base + W]).try_into().unwrap();
         let datas: &mut [u64; W] = (&mut datas[base..base + W]).try_into().unwrap();
+        let valid = &mut valid[set as usize];
+        debug_assert_eq!(*valid, !eq_mask(tags, INVALID) & (u32::MAX >> (32 - W)), "valid mask out of sync");
         if ABSENT {
             debug_assert!(eq_mask(tags, tag) == 0, "insert_after_miss of a present tag {tag:#x}");
         } else {
-            let m = eq_mask(tags, tag);
-            if m != 0 {
-                let w = m.trailing_zeros() as usize;
+            if let Some(w) = find_way(tags, tag) {
                 datas[w] = data;
                 repl_hit::<W>(repl, set, w);
                 return None;
             }
         }
-        let free = eq_mask(tags, INVALID);
+        let free = !*valid & (u32::MAX >> (32 - W));
         let (way, evicted) = if free != 0 {
-            (free.trailing_zeros() as usize, None)
+            let w = free.trailing_zeros() as usize;
+            *valid |= 1 << w;
+            (w, None)
         } else {
             let w = repl_victim::<W>(repl, set);
             debug_assert!(w < W, "policy returned way {w} of {W}");
@@ -274,14 +336,7 @@ impl SetAssoc {
     /// Look `tag` up in `set`; on a hit update replacement state and return the slot.
     #[inline(always)]
     pub fn lookup(&mut self, set: u32, tag: u64) -> Option<usize> {
-        match self.ways {
-            4 => self.lookup_n::<4>(set, tag),
-            8 => self.lookup_n::<8>(set, tag),
-            16 => self.lookup_n::<16>(set, tag),
-            2 => self.lookup_n::<2>(set, tag),
-            1 => self.lookup_n::<1>(set, tag),
-            _ => self.lookup_any(set, tag),
-        }
+        by_shape!(self, W => self.lookup_n::<W>(set, tag), self.lookup_any(set, tag))
     }
 
     #[inline]
@@ -302,14 +357,7 @@ impl SetAssoc {
     /// Returns the evicted (tag, data), if a valid entry was evicted.
     #[inline]
     pub fn insert(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
-        match self.ways {
-            4 => self.insert_n::<4, false>(set, tag, data),
-            8 => self.insert_n::<8, false>(set, tag, data),
-            16 => self.insert_n::<16, false>(set, tag, data),
-            2 => self.insert_n::<2, false>(set, tag, data),
-            1 => self.insert_n::<1, false>(set, tag, data),
-            _ => self.insert_any::<false>(set, tag, data),
-        }
+        by_shape!(self, W => self.insert_n::<W, false>(set, tag, data), self.insert_any::<false>(set, tag, data))
     }
 
     /// [`Self::insert`] for a `tag` the caller knows is not in `set` (it has
@@ -317,14 +365,7 @@ impl SetAssoc {
     /// scan. Same result as `insert` under that condition (debug-asserted).
     #[inline]
     pub fn insert_after_miss(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
-        match self.ways {
-            4 => self.insert_n::<4, true>(set, tag, data),
-            8 => self.insert_n::<8, true>(set, tag, data),
-            16 => self.insert_n::<16, true>(set, tag, data),
-            2 => self.insert_n::<2, true>(set, tag, data),
-            1 => self.insert_n::<1, true>(set, tag, data),
-            _ => self.insert_any::<true>(set, tag, data),
-        }
+        by_shape!(self, W => self.insert_n::<W, true>(set, tag, data), self.insert_any::<true>(set, tag, data))
     }
 
     /// [`Self::insert`] for any associativity (scan or hash index).
@@ -411,6 +452,9 @@ impl SetAssoc {
         debug_assert!(old.0 != INVALID, "invalidating an empty slot");
         self.tags[slot] = INVALID;
         self.data[slot] = 0;
+        if let Some(v) = self.valid.get_mut(set) {
+            *v &= !(1 << way);
+        }
         if let Some(ix) = &mut self.index {
             ix.map.remove(&old.0);
             ix.mark(set, way, false);
@@ -453,6 +497,7 @@ impl SetAssoc {
         }
         self.tags.fill(INVALID);
         self.data.fill(0);
+        self.valid.fill(0);
         if let Some(ix) = &mut self.index {
             ix.clear();
         }
@@ -570,6 +615,66 @@ mod tests {
             // Refill after flush starts at way 0 again.
             t.insert(1, 7, 0);
             assert_eq!(t.probe(1, 7), Some(ways as usize));
+        }
+    }
+
+    /// `insert_after_miss` after a missed lookup behaves exactly as `insert`,
+    /// for every shape (constant-`W` paths, generic scan, hash index) and policy.
+    #[test]
+    fn insert_after_miss_matches_insert() {
+        use crate::rng::SimRng;
+        use rand::{Rng, SeedableRng};
+        for ways in [1, 2, 3, 4, 8, 12, 16, 32, 40] {
+            for kind in ["lru", "random"] {
+                let sets = 4u32;
+                let (mut a, mut b) = (table(sets, ways, kind), table(sets, ways, kind));
+                let mut rng = SimRng::seed_from_u64(ways as u64);
+                let pool = 3 * (sets * ways) as u64;
+                for i in 0..4000u64 {
+                    let t = rng.gen_range(0..pool);
+                    let set = (t % sets as u64) as u32;
+                    match rng.gen_range(0..10) {
+                        0 => assert_eq!(a.invalidate(set, t), b.invalidate(set, t)),
+                        _ => {
+                            let (ha, hb) = (a.lookup(set, t), b.lookup(set, t));
+                            assert_eq!(ha, hb);
+                            if ha.is_none() {
+                                assert_eq!(a.insert(set, t, i), b.insert_after_miss(set, t, i), "{ways}-way {kind}");
+                            }
+                        }
+                    }
+                    if i % 1000 == 999 {
+                        a.flush();
+                        b.flush();
+                    }
+                }
+                for slot in 0..(sets * ways) as usize {
+                    assert_eq!((a.tag(slot), a.data(slot)), (b.tag(slot), b.data(slot)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lru_victim_is_least_recent_for_every_shape() {
+        for ways in [1u32, 2, 4, 8, 16] {
+            let mut t = table(2, ways, "lru");
+            for tag in 0..ways as u64 {
+                t.insert(1, 2 * tag + 1, tag);
+            }
+            // Touch all but way k, in order; way k becomes least recent.
+            for k in 0..ways as u64 {
+                for tag in 0..ways as u64 {
+                    if tag != k {
+                        t.lookup(1, 2 * tag + 1);
+                    }
+                }
+                let new = 1000 + 2 * k + 1;
+                assert_eq!(t.insert(1, new, 0), Some((2 * k + 1, k)), "{ways}-way, k {k}");
+                // Put the original back into the way `new` took.
+                t.invalidate(1, new);
+                t.insert(1, 2 * k + 1, k);
+            }
         }
     }
 
