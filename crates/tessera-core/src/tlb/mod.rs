@@ -134,11 +134,12 @@ impl Tlb {
     }
 
     /// Install a translation; returns the evicted entry's (tag, payload).
+    /// `absent`: the caller knows the tag just missed here (skips a set scan).
     #[inline]
-    fn fill_tag(&mut self, t: u64, data: u64) -> Option<(u64, u64)> {
+    fn fill_tag(&mut self, t: u64, data: u64, absent: bool) -> Option<(u64, u64)> {
         self.stats.fills += 1;
         let set = self.set_of(tag_vpn(t));
-        let ev = self.table.insert(set, t, data);
+        let ev = if absent { self.table.insert_after_miss(set, t, data) } else { self.table.insert(set, t, data) };
         if ev.is_some() {
             self.stats.evictions += 1;
         }
@@ -335,8 +336,9 @@ impl Mmu {
         let t = tag(va >> size.shift(), size, asid);
         match self.fill {
             FillPolicy::AllLevels => {
+                // Every level above `li` was probed and missed.
                 for l in 0..li {
-                    self.fill_level(instr, l, t, data);
+                    self.fill_level(instr, l, t, data, true);
                 }
             }
             FillPolicy::Victim => {
@@ -358,8 +360,9 @@ impl Mmu {
         let data = payload(pfn_base, dirty);
         match self.fill {
             FillPolicy::AllLevels => {
+                // The walk followed a miss at every level.
                 for l in 0..self.side(instr).levels.len() {
-                    self.fill_level(instr, l, t, data);
+                    self.fill_level(instr, l, t, data, true);
                 }
             }
             FillPolicy::Victim => self.fill_cascade(instr, 0, t, data),
@@ -368,14 +371,14 @@ impl Mmu {
 
     /// Fill the first structure of level `l` that holds the tag's page size.
     /// Returns the eviction, or None (also when no structure holds the size).
-    fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64) -> Option<(u64, u64)> {
+    fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64, absent: bool) -> Option<(u64, u64)> {
         let size = tag_size(t);
         let level = &self.side(instr).levels[l];
         let (ids, n) = (level.tlbs, level.n);
         for &i in &ids[..n] {
             let i = i as usize;
             if self.tlbs[i].holds(size) {
-                return self.tlbs[i].fill_tag(t, data);
+                return self.tlbs[i].fill_tag(t, data, absent);
             }
         }
         None
@@ -386,7 +389,7 @@ impl Mmu {
         let mut pending = Some((t, data));
         let mut l = from_level;
         while let (Some((t, d)), true) = (pending, l < nlev) {
-            pending = self.fill_level(instr, l, t, d);
+            pending = self.fill_level(instr, l, t, d, false);
             l += 1;
         }
     }

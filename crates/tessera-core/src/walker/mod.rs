@@ -231,7 +231,8 @@ impl Walker {
             if let Some(p) = self.pscs.iter_mut().find(|p| p.level == level) {
                 let key = p.key(va, asid);
                 let set = (key & p.set_mask) as u32;
-                p.table.insert(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
+                // This level was read, so its PSC missed at the start of the walk.
+                p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
                 p.stats.fills += 1;
             }
             node = next;
