@@ -37,6 +37,10 @@ pub enum Error {
     #[error("{path}: {source}")]
     Io { path: String, #[source] source: std::io::Error },
 
+    /// A built-in workload failed while running (a bug: reported, not a crash).
+    #[error("{name}: {msg}")]
+    Workload { name: String, msg: String },
+
     /// The run was stopped by the caller (e.g. Ctrl-C through the progress callback).
     #[error("interrupted")]
     Interrupted,

@@ -29,6 +29,7 @@ pub mod machine;
 pub mod run;
 pub mod stream;
 pub mod trace;
+pub mod workload;
 
 pub use access::{AccessBatch, AccessKind};
 pub use config::Spec;

@@ -93,6 +93,7 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
             ],
         ),
         Error::Io { path, .. } => (TesseraError::new_err(msg), vec![("path", obj(py, path))]),
+        Error::Workload { name, .. } => (TesseraError::new_err(msg), vec![("workload", obj(py, name))]),
         Error::Interrupted => (PyKeyboardInterrupt::new_err(msg), vec![]),
     };
     let value = exc.value(py);

@@ -1,0 +1,144 @@
+//! Framework tests: the threaded source delivers exactly the stream the
+//! workload emits, deterministically; footprints match parameters; recording
+//! and replaying give identical stats; stopping early is clean.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::*;
+use crate::access::AccessKind;
+use crate::config::{self, ConfigSource};
+use crate::workload::emit::VecSink;
+
+pub(crate) fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+    kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// Every record of a workload, run directly on this thread.
+pub(crate) fn emitted(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u64, AccessKind, u8)> {
+    let (info, p) = resolve(name, &params(kv), seed).unwrap();
+    let mut w = (info.build)(&p).unwrap();
+    let mut sink = VecSink::default();
+    let mut e = Emitter::new(&mut sink);
+    w.run(&mut e).unwrap();
+    e.finish();
+    sink.records
+}
+
+/// Every record of a workload, read through [`WorkloadSource`].
+fn streamed(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u64, AccessKind, u8)> {
+    let mut src = WorkloadSource::start(name, &params(kv), seed).unwrap();
+    let mut b = AccessBatch::with_capacity(BATCH_LEN);
+    let mut out = Vec::new();
+    while src.next_batch(&mut b).unwrap() {
+        for i in 0..b.len() {
+            out.push((b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i]));
+        }
+    }
+    out
+}
+
+pub(crate) fn distinct_pages(recs: &[(u32, u64, AccessKind, u8)]) -> usize {
+    recs.iter().map(|r| r.1 >> 12).collect::<BTreeSet<_>>().len()
+}
+
+#[test]
+fn threaded_source_equals_direct_run_and_is_deterministic() {
+    for (name, kv) in [
+        ("gups", vec![("table", "1MiB"), ("updates", "40000")]),
+        ("uniform", vec![("footprint", "4MiB"), ("accesses", "30000"), ("store_fraction", "0.3")]),
+        ("pointer-chase", vec![("footprint", "1MiB"), ("accesses", "20000")]),
+    ] {
+        let a = emitted(name, &kv, 7);
+        let b = streamed(name, &kv, 7);
+        assert_eq!(a, b, "{name}");
+        assert_eq!(a, emitted(name, &kv, 7), "{name} not deterministic");
+        assert_ne!(a, emitted(name, &kv, 8), "{name} ignores its seed");
+    }
+}
+
+#[test]
+fn footprints_match_parameters() {
+    // gups touches (almost) every page of a table much smaller than its updates.
+    let recs = emitted("gups", &[("table", "4MiB"), ("updates", "200000")], 1);
+    assert_eq!(recs.len(), 4 * 200_000);
+    let table_pages = 4 << 20 >> 12;
+    let pages = distinct_pages(&recs);
+    assert!(pages == table_pages + 1 || pages == table_pages + 2, "pages {pages}"); // + ran[] on the stack
+    // sequential covers exactly its footprint once it wraps.
+    let recs = emitted("sequential", &[("footprint", "2MiB"), ("accesses", "40000")], 0);
+    assert_eq!(distinct_pages(&recs), 512);
+    let recs = emitted("strided", &[("footprint", "8MiB"), ("accesses", "3000")], 0);
+    assert_eq!(distinct_pages(&recs), 2048);
+    // pointer-chase visits every node before repeating.
+    let recs = emitted("pointer-chase", &[("footprint", "1MiB"), ("node", "4096"), ("accesses", "256")], 3);
+    assert_eq!(distinct_pages(&recs), 256);
+    // Declared footprints.
+    for w in WORKLOADS {
+        let p = Params::resolve(w.name, w.params, &BTreeMap::new(), 0).unwrap();
+        assert!((w.footprint)(&p).unwrap() > 0, "{}", w.name);
+    }
+}
+
+#[test]
+fn gups_instruction_model_and_kinds() {
+    let recs = emitted("gups", &[("table", "1MiB"), ("updates", "1280")], 0);
+    let ins: u64 = recs.iter().map(|r| r.0 as u64).sum();
+    assert_eq!(ins, 10 * 1280);
+    let stores = recs.iter().filter(|r| r.2 == AccessKind::Store).count();
+    assert_eq!(stores, 2 * 1280);
+    let init = emitted("gups", &[("table", "1MiB"), ("updates", "128"), ("init", "true")], 0);
+    assert_eq!(init.len(), (1 << 20) / 8 + 4 * 128);
+}
+
+#[test]
+fn unknown_names_and_params_are_config_errors() {
+    let e = WorkloadSource::start("nope", &BTreeMap::new(), 0).err().unwrap().to_string();
+    assert!(e.contains("unknown workload") && e.contains("gups"), "{e}");
+    let e = WorkloadSource::start("gups", &params(&[("tabel", "1MiB")]), 0).err().unwrap().to_string();
+    assert!(e.contains("workload.gups.tabel") && e.contains("allowed: table"), "{e}");
+    let e = WorkloadSource::start("gups", &params(&[("table", "3MiB")]), 0).err().unwrap().to_string();
+    assert!(e.contains("workload.gups.table") && e.contains("power of two"), "{e}");
+    let e = WorkloadSource::start("pointer-chase", &params(&[("node", "12")]), 0).err().unwrap().to_string();
+    assert!(e.contains("workload.pointer-chase.node"), "{e}");
+}
+
+#[test]
+fn dropping_the_source_mid_stream_stops_the_thread() {
+    let mut src = WorkloadSource::start("uniform", &params(&[("accesses", "1G")]), 0).unwrap();
+    let mut b = AccessBatch::with_capacity(BATCH_LEN);
+    while src.progress().1 == 0 {
+        assert!(src.next_batch(&mut b).unwrap());
+    }
+    let (done, total) = src.progress();
+    assert!(done < total);
+    drop(src); // joins the producer, which must notice and return
+}
+
+#[test]
+fn recorded_trace_replays_with_identical_stats() {
+    let dir = std::env::temp_dir().join(format!("tessera-wl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gups.tess");
+    let kv = params(&[("table", "16MiB"), ("updates", "50000")]);
+    let summary = record("gups", &kv, 5, &path, &mut |_, _| true).unwrap();
+    assert_eq!(summary.records, 200_000);
+    let spec = config::load(&ConfigSource::Preset("sandy_bridge".into()), &[]).unwrap();
+    let mut live = WorkloadSource::start("gups", &kv, 5).unwrap();
+    let a = crate::run::simulate(&spec, 0, &mut live, &mut |_, _| true).unwrap();
+    let mut replay = crate::trace::open(&path).unwrap();
+    let b = crate::run::simulate(&spec, 0, replay.as_mut(), &mut |_, _| true).unwrap();
+    assert_eq!(a.to_json().to_string(), b.to_json().to_string());
+    assert_eq!(a.get("core.records"), 200_000);
+    // An interrupted recording leaves nothing behind.
+    let path2 = dir.join("stopped.tess");
+    let mut calls = 0;
+    let err = record("uniform", &params(&[("accesses", "5M")]), 0, &path2, &mut |_, _| {
+        calls += 1;
+        calls < 2
+    });
+    assert!(matches!(err, Err(Error::Interrupted)));
+    assert!(!path2.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
