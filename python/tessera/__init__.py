@@ -12,6 +12,7 @@ API and the ``tessera`` command around it.
 from tessera._core import __version__
 from tessera.api import (
     bench,
+    bench_workload,
     compare,
     convert_trace,
     parse_size,
@@ -23,6 +24,8 @@ from tessera.api import (
     stat_docs,
     synthetic_defaults,
     trace_info,
+    record_workload,
+    workloads,
 )
 from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, TraceError
 from tessera.result import Result, load_result
@@ -31,6 +34,7 @@ __all__ = [
     "__version__",
     "simulate",
     "bench",
+    "bench_workload",
     "compare",
     "convert_trace",
     "parse_size",
@@ -41,6 +45,9 @@ __all__ = [
     "stat_docs",
     "synthetic_defaults",
     "trace_info",
+    "workloads",
+    "record_workload",
+    "bench_workload",
     "Result",
     "load_result",
     "TesseraError",

@@ -30,6 +30,7 @@ def simulate(
     synthetic: Optional[tuple[str, int, int]] = None,
     seed: int = 0,
     progress: Optional[Callable[[int, int], Any]] = None,
+    workload: Optional[tuple[str, dict[str, str]]] = None,
 ) -> dict[str, Any]:
     """Run one simulation (GIL released). Returns ``counters``, ``derived``,
     ``config_toml``, ``source``, ``seed``, ``version``."""
@@ -41,6 +42,7 @@ def bench(
     trace: Optional[str] = None,
     synthetic: Optional[tuple[str, int, int]] = None,
     seed: int = 0,
+    workload: Optional[tuple[str, dict[str, str]]] = None,
 ) -> dict[str, Any]: ...
 def presets() -> list[tuple[str, str, str]]:
     """``(name, summary, toml)`` of every shipped preset."""
@@ -59,3 +61,12 @@ def trace_convert(src: str, dst: str, to: str) -> dict[str, Any]: ...
 def registry() -> list[tuple[str, list[tuple[str, str]]]]: ...
 def parse_size(text: str) -> int: ...
 def synthetic_defaults() -> dict[str, Any]: ...
+def workloads() -> list[dict[str, Any]]: ...
+def record_workload(
+    name: str,
+    params: dict[str, str],
+    seed: int,
+    path: str,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> dict[str, Any]: ...
+def bench_workload(name: str, params: dict[str, str], seed: int = 0) -> dict[str, Any]: ...

@@ -27,6 +27,9 @@ __all__ = [
     "convert_trace",
     "synthetic_defaults",
     "parse_size",
+    "workloads",
+    "record_workload",
+    "bench_workload",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -69,15 +72,43 @@ def _synthetic_args(synthetic: SyntheticLike) -> tuple[str, int, int]:
     return (pattern, accesses, footprint)
 
 
+def _param_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _workload_args(workload: str, params: Optional[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+    if not isinstance(workload, str):
+        raise TypeError(f"workload must be a name such as 'gups', not {type(workload).__name__}")
+    return (workload, {str(k): _param_value(v) for k, v in (params or {}).items()})
+
+
 def _source_args(
-    trace: Optional[PathLike], synthetic: Optional[SyntheticLike]
-) -> tuple[Optional[str], Optional[tuple[str, int, int]]]:
-    if (trace is None) == (synthetic is None):
-        raise ValueError("give exactly one of `trace` (a path) and `synthetic` (a dict)")
+    trace: Optional[PathLike],
+    synthetic: Optional[SyntheticLike],
+    workload: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+) -> tuple[Optional[str], Optional[tuple[str, int, int]], Optional[tuple[str, dict[str, str]]]]:
+    given = sum(x is not None for x in (trace, synthetic, workload))
+    if given != 1:
+        raise ValueError("give exactly one of `trace` (a path), `synthetic` (a dict) and `workload` (a name)")
+    if params is not None and workload is None:
+        raise ValueError("`params` apply only to a `workload`")
     if trace is not None:
-        return (os.fspath(trace), None)
+        return (os.fspath(trace), None, None)
+    if workload is not None:
+        return (None, None, _workload_args(workload, params))
     assert synthetic is not None
-    return (None, _synthetic_args(synthetic))
+    return (None, _synthetic_args(synthetic), None)
+
+
+def _source_label(trace: Optional[str], synth: Any, wl: Any) -> str:
+    if trace:
+        return os.path.basename(trace)
+    if wl:
+        return wl[0]
+    return f"synthetic {synth[0] if synth else ''}"
 
 
 def _overrides(overrides: Union[Iterable[str], Mapping[str, Any]]) -> list[str]:
@@ -96,6 +127,8 @@ def simulate(
     trace: Optional[PathLike] = None,
     *,
     synthetic: Optional[SyntheticLike] = None,
+    workload: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
     overrides: Union[Iterable[str], Mapping[str, Any]] = (),
     seed: int = 0,
     progress: Union[ProgressFn, bool, None] = None,
@@ -105,9 +138,11 @@ def simulate(
     ``config`` is a preset name (see :func:`presets`), a path to a TOML file,
     TOML text, or a dict of the same structure. ``overrides`` are
     ``"dotted.key=value"`` strings (or a ``{dotted key: value}`` dict) applied
-    on top. Give either ``trace`` (a lackey or native ``.tess`` file) or
-    ``synthetic`` (``{"pattern": "uniform", "accesses": 1_000_000,
-    "footprint": "1GiB"}``; missing keys take the core's defaults).
+    on top. Give exactly one of ``trace`` (a lackey or native ``.tess``
+    file), ``synthetic`` (``{"pattern": "uniform", "accesses": 1_000_000,
+    "footprint": "1GiB"}``; missing keys take the core's defaults) and
+    ``workload`` (a built-in workload name, see :func:`workloads`, with its
+    ``params``, e.g. ``workload="gups", params={"table": "4GiB"}``).
 
     ``progress(done, total)`` is called every few batches from the simulating
     thread; raising from it (``KeyboardInterrupt`` included) stops the run and
@@ -118,17 +153,16 @@ def simulate(
     :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
     """
     kind, value = source_of(config)
-    trace_path, synth = _source_args(trace, synthetic)
+    trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
     args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
     if progress is True:
         from tessera.progress import ProgressBar
 
-        label = os.path.basename(trace_path) if trace_path else f"synthetic {synth[0] if synth else ''}"
-        with ProgressBar(label) as bar:
-            return Result._from_core(_core.simulate(*args, bar))
+        with ProgressBar(_source_label(trace_path, synth, wl)) as bar:
+            return Result._from_core(_core.simulate(*args, bar, wl))
     if progress is False:
         progress = None
-    return Result._from_core(_core.simulate(*args, progress))
+    return Result._from_core(_core.simulate(*args, progress, wl))
 
 
 def bench(
@@ -136,13 +170,49 @@ def bench(
     trace: Optional[PathLike] = None,
     *,
     synthetic: Optional[SyntheticLike] = None,
+    workload: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
     overrides: Union[Iterable[str], Mapping[str, Any]] = (),
     seed: int = 0,
 ) -> dict[str, Any]:
     """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
     kind, value = source_of(config)
-    trace_path, synth = _source_args(trace, synthetic)
-    return dict(_core.bench(kind, value, _overrides(overrides), trace_path, synth, int(seed)))
+    trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    return dict(_core.bench(kind, value, _overrides(overrides), trace_path, synth, int(seed), wl))
+
+
+def workloads() -> dict[str, dict[str, Any]]:
+    """``{name: {"summary", "params": [{"name", "default", "doc"}], "default_footprint"}}``
+    for every built-in workload."""
+    return {w["name"]: {k: v for k, v in w.items() if k != "name"} for w in _core.workloads()}
+
+
+def record_workload(
+    workload: str,
+    output: PathLike,
+    params: Optional[Mapping[str, Any]] = None,
+    *,
+    seed: int = 0,
+    progress: Union[ProgressFn, bool, None] = None,
+) -> dict[str, Any]:
+    """Run a built-in workload and write its access stream to a native trace
+    (atomically). Replaying the trace gives the same stats as running the
+    workload directly. Returns ``{"records", "instructions", "blocks", "bytes"}``."""
+    name, wparams = _workload_args(workload, params)
+    out = os.fspath(output)
+    if progress is True:
+        from tessera.progress import ProgressBar
+
+        with ProgressBar(f"record {name}") as bar:
+            return dict(_core.record_workload(name, wparams, int(seed), out, bar))
+    return dict(_core.record_workload(name, wparams, int(seed), out, progress or None))
+
+
+def bench_workload(workload: str, params: Optional[Mapping[str, Any]] = None, *, seed: int = 0) -> dict[str, Any]:
+    """Time a workload's generator alone (no simulator):
+    ``{"workload", "accesses", "instructions", "seconds", "accesses_per_sec"}``."""
+    name, wparams = _workload_args(workload, params)
+    return dict(_core.bench_workload(name, wparams, int(seed)))
 
 
 def resolve_config(config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()) -> str:

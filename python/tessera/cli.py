@@ -3,10 +3,12 @@
 ::
 
     tessera config list | show PRESET|FILE [--set k=v ...]
-    tessera run (--preset NAME | --config FILE) (--trace FILE | --synthetic PATTERN ...) [--out FILE] ...
+    tessera run (--preset NAME | --config FILE) (--trace FILE | --synthetic PATTERN ... | --workload NAME [--param k=v ...]) [--out FILE] ...
+    tessera workloads [NAME] [--json]
     tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]
+    tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
     tessera compare BASE.json OTHER.json
-    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick]
+    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
 4 when the simulated machine runs out of memory, 1 for any other error, 130
@@ -82,6 +84,27 @@ def _add_set(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_params(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--param",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a workload parameter, e.g. --param table=4GiB (repeatable; see `tessera workloads NAME`)",
+    )
+
+
+def _params(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise _Usage(f"--param {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _add_machine(p: argparse.ArgumentParser, required: bool) -> None:
     g = p.add_mutually_exclusive_group(required=required)
     g.add_argument("--preset", metavar="NAME", help="a shipped machine (see `tessera config list`)")
@@ -118,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="a built-in stream: uniform, sequential or hotcold",
     )
+    src.add_argument("--workload", metavar="NAME", help="a built-in workload (see `tessera workloads`)")
+    _add_params(p_run)
     p_run.add_argument(
         "--accesses",
         type=_count,
@@ -156,9 +181,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="output format (default: native if OUT ends in .tess, else lackey)",
     )
+    p_recw = sub_trace.add_parser("record-workload", help="write a built-in workload's access stream to a native trace")
+    p_recw.add_argument("workload", metavar="NAME")
+    _add_params(p_recw)
+    p_recw.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the workload (default 0)")
+    p_recw.add_argument("-o", "--output", required=True, metavar="FILE", help="the .tess file to write")
+    p_recw.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     p_info = sub_trace.add_parser("info", help="summarise a trace (records, instructions, footprint)")
     p_info.add_argument("file", metavar="FILE")
     p_info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    # workloads
+    p_wl = sub.add_parser("workloads", help="list the built-in workloads, or one workload's parameters")
+    p_wl.add_argument("name", nargs="?", metavar="NAME", help="show this workload's parameters")
+    p_wl.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     # compare
     p_cmp = sub.add_parser("compare", help="Equation 1 of the scale-out MMU study between two results")
@@ -180,6 +216,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_bench.add_argument("--quick", action="store_true", help="a short run, to check that everything works")
     p_bench.add_argument("--json", metavar="FILE", help="also save the measurements as JSON")
+    wsel = p_bench.add_mutually_exclusive_group()
+    wsel.add_argument(
+        "--workload",
+        metavar="NAME",
+        help="time this workload's generator alone, then simulating it on --preset (default tlb_only)",
+    )
+    wsel.add_argument(
+        "--generators",
+        action="store_true",
+        help="time every built-in workload's generator alone, at its default parameters",
+    )
+    _add_params(p_bench)
+    p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
     return parser
 
 
@@ -216,6 +265,8 @@ def cmd_config(args: argparse.Namespace, out: Console) -> int:
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.synthetic is None and (args.accesses is not None or args.footprint is not None):
         raise _Usage("--accesses and --footprint apply only to --synthetic streams")
+    if args.workload is None and args.params:
+        raise _Usage("--param applies only to --workload")
     fmt = args.format
     if args.out is not None:
         out_path = Path(args.out)
@@ -234,16 +285,24 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         if args.footprint is not None:
             synthetic["footprint"] = args.footprint
     machine = _machine(args)
+    params = _params(args.params) if args.workload else None
     run = lambda progress: api.simulate(  # noqa: E731
         machine,
         args.trace,
         synthetic=synthetic,
+        workload=args.workload,
+        params=params,
         overrides=args.overrides,
         seed=args.seed,
         progress=progress,
     )
     if should_show(sys.stderr, args.quiet):
-        label = os.path.basename(args.trace) if args.trace else f"synthetic {args.synthetic}"
+        if args.trace:
+            label = os.path.basename(args.trace)
+        elif args.workload:
+            label = args.workload
+        else:
+            label = f"synthetic {args.synthetic}"
         with ProgressBar(label, console=err) as bar:
             result = run(bar)
     else:
@@ -258,7 +317,24 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def cmd_trace(args: argparse.Namespace, out: Console) -> int:
+def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.trace_command == "record-workload":
+        params = _params(args.params)
+        out_dir = Path(args.output).parent
+        if str(out_dir) and not out_dir.is_dir():
+            raise _Usage(f"--output: directory {str(out_dir)!r} does not exist")
+        if should_show(sys.stderr, args.quiet):
+            with ProgressBar(f"record {args.workload}", console=err) as bar:
+                s = api.record_workload(args.workload, args.output, params, seed=args.seed, progress=bar)
+        else:
+            s = api.record_workload(args.workload, args.output, params, seed=args.seed)
+        if not args.quiet:
+            _out(
+                out,
+                f"{args.workload} -> {args.output}: {s['records']:,} records, "
+                f"{s['instructions']:,} instructions, {s['bytes']:,} bytes",
+            )
+        return EXIT_OK
     if args.trace_command == "convert":
         s = api.convert_trace(args.input, args.output, args.to)
         _out(
@@ -275,6 +351,46 @@ def cmd_trace(args: argparse.Namespace, out: Console) -> int:
         order = ["format", "records", "instructions", "loads", "stores", "ifetches", "asids", "pages_4k", "regions_2m"]
         info = {k: info[k] for k in order if k in info} | {k: v for k, v in info.items() if k not in order}
         out.print(summary.key_value_table(info, title=args.file))
+    return EXIT_OK
+
+
+def _human_bytes(n: int) -> str:
+    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} B"
+
+
+def cmd_workloads(args: argparse.Namespace, out: Console) -> int:
+    listing = api.workloads()
+    if args.name is not None:
+        if args.name not in listing:
+            raise _Usage(f"unknown workload {args.name!r} (allowed: {', '.join(listing)})")
+        listing = {args.name: listing[args.name]}
+    if args.json:
+        sys.stdout.write(json.dumps(listing, sort_keys=True, indent=2) + "\n")
+        return EXIT_OK
+    if args.name is None:
+        table = Table(box=None, header_style="bold")
+        table.add_column("workload")
+        table.add_column("footprint", justify="right")
+        table.add_column("summary")
+        table.add_column("parameters (defaults)")
+        for name, w in listing.items():
+            params = " ".join(f"{p['name']}={p['default']}" for p in w["params"])
+            table.add_row(name, _human_bytes(w["default_footprint"]), w["summary"], params)
+        out.print(table)
+        return EXIT_OK
+    w = listing[args.name]
+    _out(out, f"{args.name}: {w['summary']}")
+    _out(out, f"footprint at the defaults: {_human_bytes(w['default_footprint'])}")
+    table = Table(box=None, header_style="bold")
+    table.add_column("parameter")
+    table.add_column("default")
+    table.add_column("meaning")
+    for p in w["params"]:
+        table.add_row(p["name"], p["default"], p["doc"])
+    out.print(table)
     return EXIT_OK
 
 
@@ -311,7 +427,47 @@ def cmd_stats(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _bench_workloads(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.accesses is not None or args.quick:
+        raise _Usage("--accesses and --quick apply to the synthetic streams; size a workload with --param")
+    names = list(api.workloads()) if args.generators else [args.workload]
+    if args.generators and args.params:
+        raise _Usage("--param applies only to --workload")
+    params = _params(args.params)
+    rows = []
+    for name in names:
+        g = api.bench_workload(name, params)
+        row: dict[str, Any] = {"workload": g["workload"], "generator": g}
+        if args.workload:
+            row["simulation"] = api.bench(args.preset, workload=name, params=params)
+            row["preset"] = args.preset
+        rows.append(row)
+        if should_show(sys.stderr):
+            err.print(f"{name:>18} generator {g['accesses_per_sec'] / 1e6:8.2f} M accesses/s", markup=False)
+    table = Table(title="tessera bench: workload generators", header_style="bold")
+    table.add_column("workload")
+    table.add_column("accesses", justify="right")
+    table.add_column("generator M accesses/s", justify="right")
+    if args.workload:
+        table.add_column(f"simulated on {args.preset}, M accesses/s", justify="right")
+    for row in rows:
+        g = row["generator"]
+        cells = [row["workload"], f"{g['accesses']:,}", f"{g['accesses_per_sec'] / 1e6:.2f}"]
+        if "simulation" in row:
+            cells.append(f"{row['simulation']['accesses_per_sec'] / 1e6:.2f}")
+        table.add_row(*cells)
+    out.print(table)
+    if args.json:
+        doc = {"tessera_version": api._core.__version__, "workloads": rows}
+        write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
+    return EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.workload or args.generators:
+        return _bench_workloads(args, out, err)
+    if args.params:
+        raise _Usage("--param applies only to --workload")
     accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
     rows = []
     for preset in BENCH_PRESETS:
@@ -375,7 +531,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handlers: dict[str, Callable[[], int]] = {
         "config": lambda: cmd_config(args, out),
         "run": lambda: cmd_run(args, out, err),
-        "trace": lambda: cmd_trace(args, out),
+        "trace": lambda: cmd_trace(args, out, err),
+        "workloads": lambda: cmd_workloads(args, out),
         "compare": lambda: cmd_compare(args, out),
         "list": lambda: cmd_list(out),
         "stats": lambda: cmd_stats(args, out),

@@ -13,6 +13,7 @@ use tessera_core::config::ConfigSource;
 use tessera_core::stats::Stats;
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
 use tessera_core::stream::AccessSource;
+use tessera_core::workload::WorkloadSource;
 
 use crate::errors::IntoPyResult;
 
@@ -31,24 +32,32 @@ pub fn config_source(kind: &str, value: String) -> PyResult<ConfigSource> {
 /// Parameters of a built-in synthetic stream: (pattern, accesses, footprint bytes).
 pub type SyntheticArgs = (String, u64, u64);
 
-/// Open the access source named by exactly one of `trace` and `synthetic`.
-/// A synthetic stream draws from the run's seed.
+/// A built-in workload: (name, {parameter: value}).
+pub type WorkloadArgs = (String, BTreeMap<String, String>);
+
+/// Open the access source named by exactly one of `trace`, `synthetic` and
+/// `workload`. Synthetic streams and workloads draw from the run's seed.
 pub fn open_source(
     py: Python<'_>,
     trace: Option<PathBuf>,
     synthetic: Option<SyntheticArgs>,
+    workload: Option<WorkloadArgs>,
     seed: u64,
 ) -> PyResult<Box<dyn AccessSource + Send>> {
-    match (trace, synthetic) {
-        (Some(path), None) => tessera_core::trace::open(&path).py_err(py),
-        (None, Some((pattern, accesses, footprint))) => {
+    match (trace, synthetic, workload) {
+        (Some(path), None, None) => tessera_core::trace::open(&path).py_err(py),
+        (None, Some((pattern, accesses, footprint)), None) => {
             let pattern = Pattern::parse(&pattern).py_err(py)?;
             let spec = SyntheticSpec::new(pattern, accesses, footprint, seed);
             let source = Synthetic::new(spec).py_err(py)?;
             Ok(Box::new(source))
         }
+        (None, None, Some((name, params))) => {
+            let source = WorkloadSource::start(&name, &params, seed).py_err(py)?;
+            Ok(Box::new(source))
+        }
         _ => Err(PyValueError::new_err(
-            "give exactly one of a trace path and synthetic parameters",
+            "give exactly one of a trace path, synthetic parameters and a workload",
         )),
     }
 }

@@ -126,6 +126,13 @@ fn synthetic_defaults(py: Python<'_>) -> PyResult<PyObject> {
     convert::to_python(py, &SyntheticSpec::default())
 }
 
+/// Every built-in workload with its parameters and default footprint, as a list of dicts.
+#[pyfunction]
+fn workloads(py: Python<'_>) -> PyResult<PyObject> {
+    let listing = tessera_core::workload::listing().py_err(py)?;
+    convert::to_python(py, &listing)
+}
+
 /// Parse a byte count such as "1GiB" or "4096" the way configs do.
 #[pyfunction]
 fn parse_size(text: &str) -> PyResult<u64> {
@@ -152,5 +159,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(synthetic_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(run::record_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(run::bench_workload, m)?)?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! of the GIL while the core simulates, and take it back briefly at every
 //! progress report to call the Python callback and check for Ctrl-C.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -9,7 +10,7 @@ use pyo3::types::PyDict;
 use tessera_core::config;
 use tessera_core::error::Error;
 
-use crate::convert::{self, SyntheticArgs};
+use crate::convert::{self, SyntheticArgs, WorkloadArgs};
 use crate::errors::{self, IntoPyResult};
 
 /// Run one simulation.
@@ -20,7 +21,7 @@ use crate::errors::{self, IntoPyResult};
 /// held; an exception it raises (or a pending Ctrl-C) stops the run and is
 /// re-raised here.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, workload=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -31,10 +32,11 @@ pub fn simulate<'py>(
     synthetic: Option<SyntheticArgs>,
     seed: u64,
     progress: Option<PyObject>,
+    workload: Option<WorkloadArgs>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
-    let mut source = convert::open_source(py, trace, synthetic, seed)?;
+    let mut source = convert::open_source(py, trace, synthetic, workload, seed)?;
     let description = source.describe();
 
     let mut reporter = Reporter::new(progress);
@@ -57,7 +59,8 @@ pub fn simulate<'py>(
 /// Time the simulation of one stream (no stats kept beyond the throughput).
 /// Returns the core's `BenchResult` as a dict.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, workload=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
     config_kind: &str,
@@ -66,15 +69,46 @@ pub fn bench(
     trace: Option<PathBuf>,
     synthetic: Option<SyntheticArgs>,
     seed: u64,
+    workload: Option<WorkloadArgs>,
 ) -> PyResult<PyObject> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
-    let mut source = convert::open_source(py, trace, synthetic, seed)?;
+    let mut source = convert::open_source(py, trace, synthetic, workload, seed)?;
     let mut reporter = Reporter::new(None);
     let outcome = py.allow_threads(|| {
         tessera_core::run::bench_with_progress(&spec, source.as_mut(), &mut |d, t| reporter.report(d, t))
     });
     let result = reporter.finish(py, outcome)?;
+    convert::to_python(py, &result)
+}
+
+/// Run a built-in workload and write its stream to a native trace.
+/// Returns the writer's summary as a dict.
+#[pyfunction]
+#[pyo3(signature = (name, params, seed, path, progress=None))]
+pub fn record_workload(
+    py: Python<'_>,
+    name: &str,
+    params: BTreeMap<String, String>,
+    seed: u64,
+    path: PathBuf,
+    progress: Option<PyObject>,
+) -> PyResult<PyObject> {
+    let mut reporter = Reporter::new(progress);
+    let outcome = py.allow_threads(|| {
+        tessera_core::workload::record(name, &params, seed, &path, &mut |d, t| reporter.report(d, t))
+    });
+    let summary = reporter.finish(py, outcome)?;
+    convert::to_python(py, &summary)
+}
+
+/// Time a built-in workload's generator alone (its stream drained into
+/// nothing). Returns the core's `GeneratorBench` as a dict.
+#[pyfunction]
+#[pyo3(signature = (name, params, seed=0))]
+pub fn bench_workload(py: Python<'_>, name: &str, params: BTreeMap<String, String>, seed: u64) -> PyResult<PyObject> {
+    let outcome = py.allow_threads(|| tessera_core::workload::bench_generator(name, &params, seed));
+    let result = outcome.py_err(py)?;
     convert::to_python(py, &result)
 }
 

@@ -40,7 +40,14 @@ impl BatchSink for NullSink {
     }
 }
 
+/// Accesses are staged in fixed arrays (no capacity checks on the hot path)
+/// and copied into an [`AccessBatch`] when full.
 pub struct Emitter<'a> {
+    gaps: Box<[u32; BATCH_LEN]>,
+    addrs: Box<[u64; BATCH_LEN]>,
+    kinds: Box<[AccessKind; BATCH_LEN]>,
+    sizes: Box<[u8; BATCH_LEN]>,
+    len: usize,
     batch: AccessBatch,
     gap: u64,
     sink: &'a mut dyn BatchSink,
@@ -53,6 +60,11 @@ pub struct Emitter<'a> {
 impl<'a> Emitter<'a> {
     pub fn new(sink: &'a mut dyn BatchSink) -> Self {
         Emitter {
+            gaps: Box::new([0; BATCH_LEN]),
+            addrs: Box::new([0; BATCH_LEN]),
+            kinds: Box::new([AccessKind::Load; BATCH_LEN]),
+            sizes: Box::new([0; BATCH_LEN]),
+            len: 0,
             batch: AccessBatch::with_capacity(BATCH_LEN),
             gap: 0,
             sink,
@@ -84,8 +96,14 @@ impl<'a> Emitter<'a> {
         let gap = self.gap.min(u32::MAX as u64) as u32;
         self.instructions += gap as u64;
         self.gap = 0;
-        self.batch.push(gap, vaddr, kind, size, 0);
-        if self.batch.len() >= BATCH_LEN {
+        let i = self.len;
+        // `len < BATCH_LEN` always holds here (flushed when it reaches it).
+        self.gaps[i] = gap;
+        self.addrs[i] = vaddr;
+        self.kinds[i] = kind;
+        self.sizes[i] = size;
+        self.len = i + 1;
+        if self.len == BATCH_LEN {
             self.flush();
         }
     }
@@ -106,11 +124,17 @@ impl<'a> Emitter<'a> {
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
-        self.accesses += self.batch.len() as u64;
+        let n = std::mem::take(&mut self.len);
+        self.accesses += n as u64;
         if self.stopped {
-            self.batch.clear();
             return;
         }
+        self.batch.clear();
+        self.batch.ins_gap.extend_from_slice(&self.gaps[..n]);
+        self.batch.vaddr.extend_from_slice(&self.addrs[..n]);
+        self.batch.kind.extend_from_slice(&self.kinds[..n]);
+        self.batch.size.extend_from_slice(&self.sizes[..n]);
+        self.batch.asid.resize(n, 0);
         if !self.sink.take(&mut self.batch, self.progress) {
             self.stopped = true;
             self.batch.clear();
@@ -119,7 +143,7 @@ impl<'a> Emitter<'a> {
 
     /// Send what is left. Returns (accesses, instructions) emitted.
     pub fn finish(mut self) -> (u64, u64) {
-        if !self.batch.is_empty() {
+        if self.len > 0 {
             self.flush();
         }
         (self.accesses, self.instructions)

@@ -7,18 +7,21 @@
 //!   4 KiB page. 4 instructions per access (load, add, index add, compare/branch).
 //! - `uniform`: `a[rand() % n]` with a xoshiro generator: 8 instructions per
 //!   access (generator, multiply-shift range reduction, load, add, loop).
-//! - `pointer-chase`: nodes of `node` bytes linked into one random cycle
-//!   (Sattolo's algorithm, so every node is visited before any repeats); each
-//!   step loads the 8-byte `next` pointer at the start of a node. 2
-//!   instructions per access (load, loop branch); each load depends on the one
-//!   before, as in an lmbench-style latency test. Building the cycle is not
-//!   emitted.
+//! - `pointer-chase`: nodes of `node` bytes linked into one uniformly random
+//!   cycle (every node is visited before any repeats); each step loads the
+//!   8-byte `next` pointer at the start of a node. 2 instructions per access
+//!   (load, loop branch); each load depends on the one before, as in an
+//!   lmbench-style latency test. Building the cycle is not emitted.
 //! - `store_fraction` makes that share of accesses stores (seeded).
 //!
 //! ## Choices
-//! - The array is one 2 MiB-aligned mmap. Values never matter except for
-//!   pointer-chase, whose links are kept on the host as 32-bit node indices
-//!   (so up to 2^32 nodes).
+//! - The array is one 2 MiB-aligned mmap whose values never need to exist on
+//!   the host. Pointer-chase keeps its cycle as the *visit order*: node 0
+//!   followed by a uniform shuffle of the others (a random cyclic permutation
+//!   is exactly such an order, so this is the same distribution as Sattolo's
+//!   algorithm). Reading the order sequentially makes the generator stream
+//!   instead of chasing dependent host cache misses; the emitted loads are
+//!   those of chasing `next` pointers. 32-bit node indices: up to 2^32 nodes.
 
 use rand::{Rng, RngCore};
 
@@ -191,14 +194,17 @@ impl Workload for Micro {
                 }
             }
             Kind::Chase => {
-                let next = sattolo_cycle(self.footprint / self.step, &mut addr_rng);
-                let mut node = 0u32;
+                let order = cycle_order(self.footprint / self.step, &mut addr_rng);
+                let mut k = 0usize;
                 while done < self.accesses {
                     let n = CHUNK.min(self.accesses - done);
                     for _ in 0..n {
                         e.ins(2);
-                        access(e, base + self.step * node as u64);
-                        node = next[node as usize];
+                        access(e, base + self.step * order[k] as u64);
+                        k += 1;
+                        if k == order.len() {
+                            k = 0;
+                        }
                     }
                     done += n;
                     e.progress(done, self.accesses);
@@ -212,15 +218,15 @@ impl Workload for Micro {
     }
 }
 
-/// `next[i]`: a uniformly random single cycle through `0..n` (Sattolo).
-fn sattolo_cycle(n: u64, rng: &mut SimRng) -> Vec<u32> {
-    let mut perm: Vec<u32> = (0..n as u32).collect();
-    for i in (1..perm.len()).rev() {
-        let j = rng.gen_range(0..i);
-        perm.swap(i, j);
+/// The visit order of a uniformly random single cycle through `0..n`,
+/// starting at node 0: 0 then a Fisher–Yates shuffle of `1..n`.
+fn cycle_order(n: u64, rng: &mut SimRng) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    for i in (2..order.len()).rev() {
+        let j = rng.gen_range(1..=i);
+        order.swap(i, j);
     }
-    // perm is now a cyclic permutation: next[i] = perm[i].
-    perm
+    order
 }
 
 #[cfg(test)]
@@ -229,18 +235,20 @@ mod tests {
     use crate::rng::component_rng;
 
     #[test]
-    fn sattolo_is_one_cycle() {
+    fn cycle_order_visits_every_node_once_from_zero() {
         let mut rng = component_rng(1, "t");
         for n in [2u64, 3, 10, 1000] {
-            let next = sattolo_cycle(n, &mut rng);
-            let mut seen = vec![false; n as usize];
-            let mut i = 0u32;
-            for _ in 0..n {
-                assert!(!seen[i as usize]);
-                seen[i as usize] = true;
-                i = next[i as usize];
-            }
-            assert_eq!(i, 0);
+            let order = cycle_order(n, &mut rng);
+            assert_eq!(order[0], 0);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>());
         }
+        // Every cyclic order of 3 nodes (0,1,2 and 0,2,1) shows up.
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            seen.insert(cycle_order(3, &mut rng));
+        }
+        assert_eq!(seen.len(), 2);
     }
 }
