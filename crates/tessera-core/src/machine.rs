@@ -97,8 +97,12 @@ impl Machine {
         let n = batch.len();
         for i in 0..n {
             // Host-side prefetch of a later access's leaf entry (no effect on results).
+            // Only when the page changes: a run of accesses to one page needs one.
             if i + PREFETCH_AHEAD < n {
-                self.walker.prefetch_leaf(batch.vaddr[i + PREFETCH_AHEAD], batch.asid[i + PREFETCH_AHEAD], &self.mem);
+                let ahead = batch.vaddr[i + PREFETCH_AHEAD];
+                if (ahead ^ batch.vaddr[i + PREFETCH_AHEAD - 1]) >> 12 != 0 {
+                    self.walker.prefetch_leaf(ahead, batch.asid[i + PREFETCH_AHEAD], &self.mem);
+                }
             }
             let va = batch.vaddr[i];
             let asid = batch.asid[i];
@@ -138,7 +142,7 @@ impl Machine {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn data_access(&mut self, va: u64, asid: Asid, write: bool, timed: bool) -> Result<()> {
         let t = self.translate(va, asid, write, false, timed)?;
         let paddr = (t.pfn_base << 12) + (va & (t.size.bytes() - 1));

@@ -194,16 +194,26 @@ struct SideLevels {
 /// already most recently used changes no replacement state (LRU order is
 /// unchanged, random replacement ignores hits), so the repeat only needs its
 /// counters bumped. Any other lookup or any change to the TLBs drops it.
+///
+/// Repeats are only counted (`pending`); the counters of the level-1
+/// structures are brought up to date when the memo is dropped
+/// ([`Mmu::settle`]) or read ([`Mmu::visit`]), so a repeat costs one compare
+/// and one increment.
 #[derive(Copy, Clone, Debug, Default)]
 struct Memo {
     valid: bool,
     asid: Asid,
     vpn: u64,
+    shift: u32,
     size_index: usize,
     pfn_base: u64,
     dirty: bool,
     /// Structure that hit.
     hit: usize,
+    /// Level-1 latency of the side.
+    latency: u32,
+    /// Repeats not yet added to the structures' counters.
+    pending: u64,
 }
 
 /// The whole TLB hierarchy of one core.
@@ -274,26 +284,43 @@ impl Mmu {
     /// Look `va` up on one side, filling upper levels on a lower-level hit.
     #[inline]
     pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        let m = self.memo[instr as usize];
-        if m.valid && m.asid == asid && va >> PageSize::ALL[m.size_index].shift() == m.vpn {
-            let level = &self.side(instr).levels[0];
-            let (ids, n, latency) = (level.tlbs, level.n, level.latency);
-            for &t in &ids[..n] {
-                let tlb = &mut self.tlbs[t as usize];
-                tlb.stats.lookups += 1;
-                if t as usize == m.hit {
-                    tlb.stats.hits += 1;
-                } else {
-                    tlb.stats.misses += 1;
-                }
-            }
-            return Lookup::Hit { pfn_base: m.pfn_base, size: PageSize::ALL[m.size_index], dirty: m.dirty, level: 0, latency };
+        let m = &mut self.memo[instr as usize];
+        if m.valid && m.asid == asid && va >> m.shift == m.vpn {
+            m.pending += 1;
+            return Lookup::Hit {
+                pfn_base: m.pfn_base,
+                size: PageSize::ALL[m.size_index],
+                dirty: m.dirty,
+                level: 0,
+                latency: m.latency,
+            };
         }
-        self.memo[instr as usize].valid = false;
+        self.settle(instr);
         if self.shared_l1 {
-            self.memo[!instr as usize].valid = false;
+            self.settle(!instr);
         }
         self.lookup_slow(va, asid, instr)
+    }
+
+    /// Drop one side's memo, adding its pending repeats to the counters of
+    /// that side's level-1 structures (each repeat is a lookup everywhere, a
+    /// hit in the memoised structure and a miss in the others).
+    fn settle(&mut self, instr: bool) {
+        let m = std::mem::take(&mut self.memo[instr as usize]);
+        if m.pending == 0 {
+            return;
+        }
+        let Some(level) = self.side(instr).levels.first() else { return };
+        let (ids, n) = (level.tlbs, level.n);
+        for &t in &ids[..n] {
+            let tlb = &mut self.tlbs[t as usize];
+            tlb.stats.lookups += m.pending;
+            if t as usize == m.hit {
+                tlb.stats.hits += m.pending;
+            } else {
+                tlb.stats.misses += m.pending;
+            }
+        }
     }
 
     fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
@@ -319,6 +346,9 @@ impl Mmu {
                         valid: true,
                         asid,
                         vpn: va >> size.shift(),
+                        shift: size.shift(),
+                        latency,
+                        pending: 0,
                         size_index: size.index(),
                         pfn_base: data >> 1,
                         dirty: data & 1 == 1,
@@ -349,8 +379,8 @@ impl Mmu {
     }
 
     fn drop_memos(&mut self) {
-        self.memo[0].valid = false;
-        self.memo[1].valid = false;
+        self.settle(false);
+        self.settle(true);
     }
 
     /// Install a completed walk's translation.
@@ -397,8 +427,8 @@ impl Mmu {
     /// Set the dirty bit of every cached copy of `va`'s translation on one side.
     pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
         self.drop_memos();
-        let idx: Vec<usize> = self.side(instr).levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)).collect();
-        for i in idx {
+        let side = if instr { &self.instr } else { &self.data };
+        for i in side.levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)) {
             let tlb = &mut self.tlbs[i];
             for k in 0..tlb.n_sizes {
                 let size = tlb.sizes[k];
@@ -435,8 +465,23 @@ impl Mmu {
 
     /// Stats under `<name>.*` per structure (the machine adds `mmu.`).
     pub fn visit(&self, v: &mut dyn StatVisitor) {
-        for t in &self.tlbs {
-            visit_prefixed(&t.name, &t.stats, v);
+        // What `settle` would add for the memos still live.
+        let mut stats: Vec<TlbStats> = self.tlbs.iter().map(|t| t.stats.clone()).collect();
+        for instr in [false, true] {
+            let m = &self.memo[instr as usize];
+            let Some(level) = self.side(instr).levels.first() else { continue };
+            for &t in level.tlbs() {
+                let s = &mut stats[t as usize];
+                s.lookups += m.pending;
+                if t as usize == m.hit {
+                    s.hits += m.pending;
+                } else {
+                    s.misses += m.pending;
+                }
+            }
+        }
+        for (t, s) in self.tlbs.iter().zip(&stats) {
+            visit_prefixed(&t.name, s, v);
         }
     }
 }
