@@ -1,5 +1,6 @@
 //! The one error type of the core. Every failure a user can cause (bad config,
-//! bad trace, simulated memory exhaustion) is a value here, never a panic.
+//! bad trace, simulated memory exhaustion, a missing external tool) is a value
+//! here, never a panic.
 
 use std::fmt;
 
@@ -37,6 +38,11 @@ pub enum Error {
     #[error("{path}: {source}")]
     Io { path: String, #[source] source: std::io::Error },
 
+    /// An external tool Tessera runs (valgrind, qemu, gcc, apt-get, or the
+    /// program being recorded) is missing or failed. `msg` says how to fix it.
+    #[error("{tool}: {msg}")]
+    Tool { tool: String, msg: String },
+
     /// The run was stopped by the caller (e.g. Ctrl-C through the progress callback).
     #[error("interrupted")]
     Interrupted,
@@ -63,6 +69,9 @@ impl Error {
     }
     pub fn trace(file: impl Into<String>, location: Location, msg: impl Into<String>) -> Self {
         Error::Trace { file: file.into(), location, msg: msg.into() }
+    }
+    pub fn tool(tool: impl Into<String>, msg: impl Into<String>) -> Self {
+        Error::Tool { tool: tool.into(), msg: msg.into() }
     }
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

@@ -16,6 +16,9 @@
 //! a file named like a ChampSim trace (`*.xz`, `*.gz`, `*champsim*`) goes to
 //! the ChampSim reader, whose error then names the unknown magic bytes.
 //!
+//! [`record`] makes native traces from running programs (Valgrind lackey, or
+//! QEMU user mode with Tessera's plugin built by [`qemu_plugin`]).
+//!
 //! ## Choices
 //! - Writers are atomic: output goes to a hidden temporary file in the same
 //!   directory and is renamed into place when finished; on any failure no
@@ -30,6 +33,8 @@ pub mod champsim;
 pub mod lackey;
 pub mod native;
 mod output;
+pub mod qemu_plugin;
+pub mod record;
 
 use std::fs::File;
 use std::io::Read;
