@@ -17,6 +17,7 @@ from tessera.api import (
     parse_size,
     preset_toml,
     presets,
+    record,
     registry,
     resolve_config,
     simulate,
@@ -24,7 +25,7 @@ from tessera.api import (
     synthetic_defaults,
     trace_info,
 )
-from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
 from tessera.result import Result, load_result
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "parse_size",
     "preset_toml",
     "presets",
+    "record",
     "registry",
     "resolve_config",
     "stat_docs",
@@ -47,5 +49,6 @@ __all__ = [
     "ConfigError",
     "TraceError",
     "SimulatedOutOfMemory",
+    "ToolError",
     "ResultFileError",
 ]
