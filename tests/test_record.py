@@ -28,6 +28,8 @@ import pytest
 import tessera
 
 DATA = Path(__file__).resolve().parent / "data"
+# Use this checkout's plugin source whatever way the package was installed.
+os.environ.setdefault("TESSERA_QEMU_PLUGIN_SRC", str(DATA.parent.parent / "plugins" / "qemu-tessera"))
 BACKENDS = ("lackey", "qemu")
 TOOL = {"lackey": "valgrind", "qemu": "qemu-x86_64"}
 LOOP_N = 50_000

@@ -21,7 +21,9 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -344,6 +346,13 @@ def cmd_record(args: argparse.Namespace, err: Console) -> int:
         ifetch=args.ifetch,
         status=status,
     )
+    # Treat SIGTERM like Ctrl-C: the core then stops the program and removes
+    # the half-written trace instead of dying with it.
+    def _term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term)
     if should_show(sys.stderr, args.quiet):
         with ProgressBar(f"recording {os.path.basename(command[0])} ({args.backend})", console=err) as bar:
             s = api.record(args.output, command, progress=bar, **kwargs)
