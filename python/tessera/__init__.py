@@ -18,6 +18,7 @@ from tessera.api import (
     parse_size,
     preset_toml,
     presets,
+    record,
     registry,
     resolve_config,
     simulate,
@@ -27,7 +28,7 @@ from tessera.api import (
     record_workload,
     workloads,
 )
-from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
 from tessera.result import Result, load_result
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "parse_size",
     "preset_toml",
     "presets",
+    "record",
     "registry",
     "resolve_config",
     "stat_docs",
@@ -54,5 +56,6 @@ __all__ = [
     "ConfigError",
     "TraceError",
     "SimulatedOutOfMemory",
+    "ToolError",
     "ResultFileError",
 ]

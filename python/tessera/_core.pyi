@@ -22,6 +22,9 @@ class SimulatedOutOfMemory(TesseraError):
     free_bytes: int
     capacity_bytes: int
 
+class ToolError(TesseraError):
+    tool: str
+
 def simulate(
     config_kind: str,
     config_value: str,
@@ -30,6 +33,8 @@ def simulate(
     synthetic: Optional[tuple[str, int, int]] = None,
     seed: int = 0,
     progress: Optional[Callable[[int, int], Any]] = None,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
     workload: Optional[tuple[str, dict[str, str]]] = None,
 ) -> dict[str, Any]:
     """Run one simulation (GIL released). Returns ``counters``, ``derived``,
@@ -42,8 +47,23 @@ def bench(
     trace: Optional[str] = None,
     synthetic: Optional[tuple[str, int, int]] = None,
     seed: int = 0,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
     workload: Optional[tuple[str, dict[str, str]]] = None,
 ) -> dict[str, Any]: ...
+def record(
+    output: str,
+    command: list[str],
+    backend: str = "lackey",
+    skip: int = 0,
+    max_accesses: Optional[int] = None,
+    ifetch: bool = True,
+    status: Optional[Callable[[str], Any]] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+    plugin_src: Optional[str] = None,
+) -> dict[str, Any]:
+    """Record a program's accesses into a native trace (GIL released)."""
+
 def presets() -> list[tuple[str, str, str]]:
     """``(name, summary, toml)`` of every shipped preset."""
 
@@ -56,8 +76,16 @@ def compare(
     other_counters: dict[str, int],
     other_derived: dict[str, float],
 ) -> dict[str, Any]: ...
-def trace_info(path: str) -> dict[str, Any]: ...
-def trace_convert(src: str, dst: str, to: str) -> dict[str, Any]: ...
+def trace_info(
+    path: str, champsim_ifetch: Optional[bool] = None, champsim_access_size: Optional[int] = None
+) -> dict[str, Any]: ...
+def trace_convert(
+    src: str,
+    dst: str,
+    to: str,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
+) -> dict[str, Any]: ...
 def registry() -> list[tuple[str, list[tuple[str, str]]]]: ...
 def parse_size(text: str) -> int: ...
 def synthetic_defaults() -> dict[str, Any]: ...

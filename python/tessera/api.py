@@ -8,7 +8,7 @@ core takes and wrap what it returns.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
 from tessera import _core
@@ -25,6 +25,7 @@ __all__ = [
     "registry",
     "trace_info",
     "convert_trace",
+    "record",
     "synthetic_defaults",
     "parse_size",
     "workloads",
@@ -132,6 +133,8 @@ def simulate(
     overrides: Union[Iterable[str], Mapping[str, Any]] = (),
     seed: int = 0,
     progress: Union[ProgressFn, bool, None] = None,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
 ) -> Result:
     """Simulate one access stream on one machine.
 
@@ -143,6 +146,10 @@ def simulate(
     "footprint": "1GiB"}``; missing keys take the core's defaults) and
     ``workload`` (a built-in workload name, see :func:`workloads`, with its
     ``params``, e.g. ``workload="gups", params={"table": "4GiB"}``).
+
+    For a ChampSim trace, ``champsim_ifetch=True`` adds an instruction fetch
+    per instruction (default off) and ``champsim_access_size`` sets the size
+    of every load and store (default 8 bytes); other formats ignore them.
 
     ``progress(done, total)`` is called every few batches from the simulating
     thread; raising from it (``KeyboardInterrupt`` included) stops the run and
@@ -159,10 +166,12 @@ def simulate(
         from tessera.progress import ProgressBar
 
         with ProgressBar(_source_label(trace_path, synth, wl)) as bar:
-            return Result._from_core(_core.simulate(*args, bar, wl))
+            return Result._from_core(
+                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl)
+            )
     if progress is False:
         progress = None
-    return Result._from_core(_core.simulate(*args, progress, wl))
+    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl))
 
 
 def bench(
@@ -174,11 +183,25 @@ def bench(
     params: Optional[Mapping[str, Any]] = None,
     overrides: Union[Iterable[str], Mapping[str, Any]] = (),
     seed: int = 0,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
 ) -> dict[str, Any]:
     """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
     kind, value = source_of(config)
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
-    return dict(_core.bench(kind, value, _overrides(overrides), trace_path, synth, int(seed), wl))
+    return dict(
+        _core.bench(
+            kind,
+            value,
+            _overrides(overrides),
+            trace_path,
+            synth,
+            int(seed),
+            champsim_ifetch,
+            champsim_access_size,
+            wl,
+        )
+    )
 
 
 def workloads() -> dict[str, dict[str, Any]]:
@@ -265,18 +288,94 @@ def compare(base: Union[Result, PathLike], other: Union[Result, PathLike]) -> di
     return dict(_core.compare(b.counters, b.derived, o.counters, o.derived))
 
 
-def trace_info(path: PathLike) -> dict[str, Any]:
-    """Read a whole trace and summarise it (format, records, instructions, footprint, ...)."""
-    return dict(_core.trace_info(os.fspath(path)))
+def trace_info(
+    path: PathLike,
+    *,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
+) -> dict[str, Any]:
+    """Read a whole trace and summarise it (format, records, instructions, footprint, ...).
+
+    The format (native, lackey or ChampSim) is detected from the first bytes;
+    the ``champsim_*`` options are those of :func:`simulate`.
+    """
+    return dict(_core.trace_info(os.fspath(path), champsim_ifetch, champsim_access_size))
 
 
-def convert_trace(src: PathLike, dst: PathLike, to: Optional[str] = None) -> dict[str, Any]:
-    """Convert a trace (format detected) to ``to`` = ``"native"`` or ``"lackey"``.
+def convert_trace(
+    src: PathLike,
+    dst: PathLike,
+    to: Optional[str] = None,
+    *,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
+) -> dict[str, Any]:
+    """Convert a trace (format detected: native, lackey or ChampSim) to ``to`` =
+    ``"native"`` or ``"lackey"``.
 
     With ``to=None`` the format follows ``dst``'s suffix: ``.tess`` → native,
     anything else → lackey. The output appears only if the whole input converted.
+    ChampSim traces can be read but not written; the ``champsim_*`` options are
+    those of :func:`simulate`.
     """
     dst_s = os.fspath(dst)
     if to is None:
         to = "native" if dst_s.lower().endswith(".tess") else "lackey"
-    return dict(_core.trace_convert(os.fspath(src), dst_s, to))
+    return dict(_core.trace_convert(os.fspath(src), dst_s, to, champsim_ifetch, champsim_access_size))
+
+
+def _plugin_src() -> Optional[str]:
+    """The QEMU plugin's source directory when this package runs from a
+    checkout (editable install); otherwise the core's own default applies."""
+    env = os.environ.get("TESSERA_QEMU_PLUGIN_SRC")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    cand = os.path.join(here, os.pardir, os.pardir, "plugins", "qemu-tessera")
+    return os.path.normpath(cand) if os.path.isfile(os.path.join(cand, "tessera.c")) else None
+
+
+def record(
+    output: PathLike,
+    command: Sequence[Union[str, "os.PathLike[str]"]],
+    *,
+    backend: str = "lackey",
+    skip: int = 0,
+    max_accesses: Optional[int] = None,
+    ifetch: bool = True,
+    progress: Union[ProgressFn, bool, None] = None,
+    status: Optional[Callable[[str], Any]] = None,
+) -> dict[str, Any]:
+    """Run ``command`` (a program and its arguments) and record its memory
+    accesses into the native trace ``output``.
+
+    ``backend="lackey"`` runs it under Valgrind lackey (needs ``valgrind``);
+    ``backend="qemu"`` under ``qemu-x86_64`` with Tessera's TCG plugin, built
+    on first use (needs ``qemu-user`` and ``gcc``; see docs/recording.md).
+    ``skip`` drops the first accesses, ``max_accesses`` stops the program once
+    that many are written, ``ifetch=False`` leaves instruction fetches out.
+    The program's stdin/stdout/stderr are this process's.
+
+    ``progress(accesses, 0)`` is called every few batches (``True`` draws a
+    counter on stderr); raising from it or Ctrl-C stops the recording, kills
+    the program and leaves no output file. ``status(message)`` hears about
+    slow one-off steps (fetching QEMU's plugin header, compiling the plugin).
+
+    Returns the summary: ``records``, ``instructions``, ``loads``, ``stores``,
+    ``ifetches``, ``skipped``, ``stopped_early``, ``program_instructions``,
+    ``exit_code``, ``signal``, ``bytes``, ``seconds``, ``accesses_per_sec``,
+    ``tool_version``, ``warnings``. Raises :class:`~tessera.ToolError` when a
+    tool is missing (the message says how to install it) or fails.
+    """
+    cmd = [os.fspath(c) for c in command]
+    if not cmd:
+        raise ValueError("record needs a program to run")
+    if skip < 0 or (max_accesses is not None and max_accesses < 0):
+        raise ValueError("skip and max_accesses must not be negative")
+    args = (os.fspath(output), cmd, backend, int(skip), max_accesses, bool(ifetch), status)
+    if progress is True:
+        from tessera.progress import ProgressBar
+
+        with ProgressBar(f"recording {os.path.basename(cmd[0])} ({backend})") as bar:
+            return dict(_core.record(*args, bar, _plugin_src()))
+    return dict(_core.record(*args, progress or None, _plugin_src()))

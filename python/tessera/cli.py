@@ -7,12 +7,14 @@
     tessera workloads [NAME] [--json]
     tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]
     tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
+    tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
     tessera compare BASE.json OTHER.json
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
-4 when the simulated machine runs out of memory, 1 for any other error, 130
-when interrupted.
+4 when the simulated machine runs out of memory, 5 when an external tool
+(valgrind, qemu, gcc, the recorded program) is missing or fails, 1 for any
+other error, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -29,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tessera import api, summary
-from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
 from tessera.progress import ProgressBar, should_show
 from tessera.result import FORMATS, write_atomic
 
@@ -38,6 +42,7 @@ EXIT_ERROR = 1
 EXIT_CONFIG = 2
 EXIT_TRACE = 3
 EXIT_OOM = 4
+EXIT_TOOL = 5
 EXIT_INTERRUPTED = 130
 
 #: `tessera bench`: the standard streams and machines.
@@ -112,6 +117,30 @@ def _add_machine(p: argparse.ArgumentParser, required: bool) -> None:
     _add_set(p)
 
 
+def _add_champsim(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("ChampSim input (ignored for other formats)")
+    g.add_argument(
+        "--champsim-ifetch",
+        action="store_true",
+        default=None,
+        help="add an instruction fetch at each instruction's ip (default: data accesses only)",
+    )
+    g.add_argument(
+        "--champsim-access-size",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="size of every ChampSim load and store, 1-64 (default 8)",
+    )
+
+
+def _champsim_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "champsim_ifetch": getattr(args, "champsim_ifetch", None),
+        "champsim_access_size": getattr(args, "champsim_access_size", None),
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     defaults = api.synthetic_defaults()
     parser = argparse.ArgumentParser(
@@ -135,7 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="simulate a trace or a synthetic stream on a machine")
     _add_machine(p_run, required=True)
     src = p_run.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", metavar="FILE", help="a lackey text trace or a native .tess trace")
+    src.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="a trace: native .tess, lackey text, or ChampSim (.xz/.gz), detected from its first bytes",
+    )
     src.add_argument(
         "--synthetic",
         metavar="PATTERN",
@@ -167,12 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--all", action="store_true", help="also print every counter and derived metric")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
+    _add_champsim(p_run)
 
     # trace
-    p_trace = sub.add_parser("trace", help="convert or summarise trace files")
+    p_trace = sub.add_parser("trace", help="convert, summarise or record traces")
     sub_trace = p_trace.add_subparsers(dest="trace_command", metavar="ACTION")
     sub_trace.required = True
-    p_conv = sub_trace.add_parser("convert", help="convert a trace between lackey text and native .tess")
+    p_conv = sub_trace.add_parser(
+        "convert", help="convert a trace (native, lackey or ChampSim) to native .tess or lackey text"
+    )
     p_conv.add_argument("input", metavar="IN")
     p_conv.add_argument("output", metavar="OUT")
     p_conv.add_argument(
@@ -181,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="output format (default: native if OUT ends in .tess, else lackey)",
     )
+    _add_champsim(p_conv)
     p_recw = sub_trace.add_parser("record-workload", help="write a built-in workload's access stream to a native trace")
     p_recw.add_argument("workload", metavar="NAME")
     _add_params(p_recw)
@@ -190,6 +227,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_info = sub_trace.add_parser("info", help="summarise a trace (records, instructions, footprint)")
     p_info.add_argument("file", metavar="FILE")
     p_info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_champsim(p_info)
+    p_rec = sub_trace.add_parser(
+        "record",
+        help="run a program and record its memory accesses into a native trace",
+        description="Run PROGRAM under Valgrind lackey (default) or QEMU user mode with Tessera's "
+        "plugin and stream its accesses into a native .tess trace. The program's own output goes "
+        "to this terminal; Tessera's summary goes to stderr. See docs/recording.md.",
+    )
+    p_rec.add_argument("-o", "--output", required=True, metavar="FILE", help="the native trace to write")
+    p_rec.add_argument(
+        "--backend",
+        choices=("lackey", "qemu"),
+        default="lackey",
+        help="lackey: Valgrind (apt-get install valgrind); qemu: qemu-x86_64 with Tessera's plugin, "
+        "much faster (apt-get install qemu-user gcc); default lackey",
+    )
+    p_rec.add_argument("--skip", type=_count, default=0, metavar="N", help="drop the first N accesses")
+    p_rec.add_argument(
+        "--max-accesses", type=_count, default=None, metavar="N", help="stop the program after N accesses"
+    )
+    p_rec.add_argument(
+        "--no-ifetch",
+        dest="ifetch",
+        action="store_false",
+        help="leave instruction fetches out (data accesses carry the instruction counts)",
+    )
+    p_rec.add_argument("-q", "--quiet", action="store_true", help="no progress counter and no summary")
+    p_rec.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS")
 
     # workloads
     p_wl = sub.add_parser("workloads", help="list the built-in workloads, or one workload's parameters")
@@ -295,6 +360,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         overrides=args.overrides,
         seed=args.seed,
         progress=progress,
+        **_champsim_kwargs(args),
     )
     if should_show(sys.stderr, args.quiet):
         if args.trace:
@@ -317,7 +383,62 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_record(args: argparse.Namespace, err: Console) -> int:
+    command = list(args.program)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise _Usage("trace record needs a program to run: tessera trace record -o FILE -- PROGRAM ARGS...")
+    out_path = Path(args.output)
+    parent = out_path.parent if str(out_path.parent) else Path(".")
+    if not parent.is_dir():
+        raise _Usage(f"--output: directory {str(parent)!r} does not exist")
+
+    def status(msg: str) -> None:
+        if not args.quiet:
+            err.print(f"tessera: {msg}", markup=False, highlight=False, soft_wrap=True)
+
+    kwargs: dict[str, Any] = dict(
+        backend=args.backend,
+        skip=args.skip,
+        max_accesses=args.max_accesses,
+        ifetch=args.ifetch,
+        status=status,
+    )
+    # Treat SIGTERM like Ctrl-C: the core then stops the program and removes
+    # the half-written trace instead of dying with it.
+    def _term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term)
+    if should_show(sys.stderr, args.quiet):
+        with ProgressBar(f"recording {os.path.basename(command[0])} ({args.backend})", console=err) as bar:
+            s = api.record(args.output, command, progress=bar, **kwargs)
+    else:
+        s = api.record(args.output, command, **kwargs)
+    for w in s.get("warnings", []):
+        err.print(f"tessera: warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    if not args.quiet:
+        rate = s.get("accesses_per_sec", 0.0)
+        err.print(
+            f"tessera: recorded {s.get('records', 0):,} accesses ({s.get('loads', 0):,} loads, "
+            f"{s.get('stores', 0):,} stores, {s.get('ifetches', 0):,} fetches), "
+            f"{s.get('instructions', 0):,} instructions"
+            + (f", skipped {s['skipped']:,}" if s.get("skipped") else "")
+            + (" (stopped at --max-accesses)" if s.get("stopped_early") else "")
+            + f" -> {args.output} ({s.get('bytes', 0):,} bytes) in {s.get('seconds', 0.0):.2f} s, "
+            f"{rate / 1e6:.2f} M accesses/s with {args.backend}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return EXIT_OK
+
+
 def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.trace_command == "record":
+        return cmd_record(args, err)
     if args.trace_command == "record-workload":
         params = _params(args.params)
         out_dir = Path(args.output).parent
@@ -336,7 +457,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
             )
         return EXIT_OK
     if args.trace_command == "convert":
-        s = api.convert_trace(args.input, args.output, args.to)
+        s = api.convert_trace(args.input, args.output, args.to, **_champsim_kwargs(args))
         _out(
             out,
             f"{args.input} ({s.get('from')}) -> {args.output} ({s.get('to')}): "
@@ -344,7 +465,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"{s.get('bytes_in', 0):,} -> {s.get('bytes_out', 0):,} bytes",
         )
         return EXIT_OK
-    info = api.trace_info(args.file)
+    info = api.trace_info(args.file, **_champsim_kwargs(args))
     if args.json:
         sys.stdout.write(json.dumps(info, sort_keys=True, indent=2) + "\n")
     else:
@@ -519,6 +640,8 @@ def _exit_code(e: TesseraError) -> int:
         return EXIT_TRACE
     if isinstance(e, SimulatedOutOfMemory):
         return EXIT_OOM
+    if isinstance(e, ToolError):
+        return EXIT_TOOL
     return EXIT_ERROR
 
 

@@ -9,6 +9,9 @@ the details as attributes:
   ``"byte offset 96"``), and ``line`` / ``offset`` (one of them is ``None``).
 - :class:`SimulatedOutOfMemory` — ``what``, ``requested_bytes``,
   ``free_bytes``, ``capacity_bytes``.
+- :class:`ToolError` — ``tool``: an external tool (valgrind, qemu-x86_64,
+  gcc, apt-get, or the program being recorded) is missing or failed; the
+  message says how to install what is missing.
 - :class:`ResultFileError` — a saved result file could not be read.
 
 A run stopped by Ctrl-C (or by a progress callback raising
@@ -17,13 +20,14 @@ A run stopped by Ctrl-C (or by a progress callback raising
 
 from __future__ import annotations
 
-from tessera._core import ConfigError, SimulatedOutOfMemory, TesseraError, TraceError
+from tessera._core import ConfigError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
 
 __all__ = [
     "TesseraError",
     "ConfigError",
     "TraceError",
     "SimulatedOutOfMemory",
+    "ToolError",
     "ResultFileError",
 ]
 

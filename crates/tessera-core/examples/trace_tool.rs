@@ -7,6 +7,7 @@
 //! cargo run --release -p tessera-core --example trace_tool -- read TRACE          # time a full read
 //! cargo run --release -p tessera-core --example trace_tool -- synthetic PATTERN N [FOOTPRINT]  # time generation
 //! cargo run --release -p tessera-core --example trace_tool -- write-synthetic PATTERN N OUT    # synthetic → native
+//! cargo run --release -p tessera-core --example trace_tool -- record lackey|qemu[-noifetch] OUT PROGRAM ARGS...
 //! ```
 
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::time::Instant;
 use tessera_core::access::{AccessBatch, BATCH_LEN};
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
 use tessera_core::stream::AccessSource;
-use tessera_core::trace::{self, Format, NativeWriter};
+use tessera_core::trace::{self, record, Format, NativeWriter};
 use tessera_core::Result;
 
 fn drain(src: &mut dyn AccessSource) -> Result<(u64, u64)> {
@@ -90,8 +91,21 @@ fn run(args: &[String]) -> Result<()> {
                 t.elapsed().as_secs_f64()
             );
         }
+        "record" => {
+            let (backend, ifetch) = match arg(1).strip_suffix("-noifetch") {
+                Some(b) => (b, false),
+                None => (arg(1), true),
+            };
+            let mut o = record::RecordOptions::new(
+                record::Backend::parse(backend)?,
+                args[3..].iter().map(Into::into).collect(),
+            );
+            o.ifetch = ifetch;
+            let s = record::record(Path::new(arg(2)), &o, &mut |m| eprintln!("{m}"), &mut |_, _| true)?;
+            println!("{}", serde_json::to_string_pretty(&s).unwrap());
+        }
         _ => {
-            eprintln!("usage: trace_tool convert IN OUT native|lackey | info T | read T | synthetic PATTERN N [FOOTPRINT] | write-synthetic PATTERN N OUT");
+            eprintln!("usage: trace_tool convert IN OUT native|lackey | info T | read T | synthetic PATTERN N [FOOTPRINT] | write-synthetic PATTERN N OUT | record BACKEND OUT PROGRAM ARGS...");
             std::process::exit(2);
         }
     }

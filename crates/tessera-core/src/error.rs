@@ -1,5 +1,6 @@
 //! The one error type of the core. Every failure a user can cause (bad config,
-//! bad trace, simulated memory exhaustion) is a value here, never a panic.
+//! bad trace, simulated memory exhaustion, a missing external tool) is a value
+//! here, never a panic.
 
 use std::fmt;
 
@@ -40,6 +41,10 @@ pub enum Error {
     /// A built-in workload failed while running (a bug: reported, not a crash).
     #[error("{name}: {msg}")]
     Workload { name: String, msg: String },
+    /// An external tool Tessera runs (valgrind, qemu, gcc, apt-get, or the
+    /// program being recorded) is missing or failed. `msg` says how to fix it.
+    #[error("{tool}: {msg}")]
+    Tool { tool: String, msg: String },
 
     /// The run was stopped by the caller (e.g. Ctrl-C through the progress callback).
     #[error("interrupted")]
@@ -67,6 +72,9 @@ impl Error {
     }
     pub fn trace(file: impl Into<String>, location: Location, msg: impl Into<String>) -> Self {
         Error::Trace { file: file.into(), location, msg: msg.into() }
+    }
+    pub fn tool(tool: impl Into<String>, msg: impl Into<String>) -> Self {
+        Error::Tool { tool: tool.into(), msg: msg.into() }
     }
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }

@@ -117,7 +117,7 @@ I  00000000,0
         let (_, loc, msg) = trace_err(read_path(&p, 8).unwrap_err());
         assert_eq!(loc, Location::Line(1));
         assert!(
-            msg.contains("neither a Tessera native trace nor lackey text"),
+            msg.contains("neither a Tessera native trace, a compressed ChampSim trace, nor lackey text"),
             "{msg}"
         );
     }

@@ -212,7 +212,7 @@ mod trace_native {
         let (_, loc, msg) = trace_err(e);
         assert_eq!(loc, Location::Line(1));
         assert!(
-            msg.contains("neither a Tessera native trace nor lackey text"),
+            msg.contains("neither a Tessera native trace, a compressed ChampSim trace, nor lackey text"),
             "{msg}"
         );
     }

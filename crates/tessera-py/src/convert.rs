@@ -14,6 +14,7 @@ use tessera_core::stats::Stats;
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
 use tessera_core::stream::AccessSource;
 use tessera_core::workload::WorkloadSource;
+use tessera_core::trace::TraceOptions;
 
 use crate::errors::IntoPyResult;
 
@@ -43,9 +44,10 @@ pub fn open_source(
     synthetic: Option<SyntheticArgs>,
     workload: Option<WorkloadArgs>,
     seed: u64,
+    opts: &TraceOptions,
 ) -> PyResult<Box<dyn AccessSource + Send>> {
     match (trace, synthetic, workload) {
-        (Some(path), None, None) => tessera_core::trace::open(&path).py_err(py),
+        (Some(path), None, None) => tessera_core::trace::open_with(&path, opts).py_err(py),
         (None, Some((pattern, accesses, footprint)), None) => {
             let pattern = Pattern::parse(&pattern).py_err(py)?;
             let spec = SyntheticSpec::new(pattern, accesses, footprint, seed);
@@ -60,6 +62,19 @@ pub fn open_source(
             "give exactly one of a trace path, synthetic parameters and a workload",
         )),
     }
+}
+
+/// Reader options from the optional Python arguments; what is not given
+/// keeps the core's default.
+pub fn trace_options(champsim_ifetch: Option<bool>, champsim_access_size: Option<u8>) -> TraceOptions {
+    let mut o = TraceOptions::default();
+    if let Some(v) = champsim_ifetch {
+        o.champsim.ifetch = v;
+    }
+    if let Some(v) = champsim_access_size {
+        o.champsim.access_size = v;
+    }
+    o
 }
 
 /// Any serialisable core value → plain Python objects (dict, list, str, int, float, bool, None).

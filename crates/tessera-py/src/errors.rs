@@ -4,7 +4,8 @@
 //! TesseraError                 every failure a user can cause (and host I/O errors)
 //! ├── ConfigError              .path (dotted key), .allowed (list of str)
 //! ├── TraceError               .file, .location ("line 3" / "byte offset 96"), .line, .offset
-//! └── SimulatedOutOfMemory     .what, .requested_bytes, .free_bytes, .capacity_bytes
+//! ├── SimulatedOutOfMemory     .what, .requested_bytes, .free_bytes, .capacity_bytes
+//! └── ToolError                .tool (valgrind, qemu-x86_64, gcc, apt-get, the recorded program)
 //! Error::Interrupted        →  KeyboardInterrupt
 //! ```
 //! The exception message is the core's `Display` text, so Python and the core
@@ -41,6 +42,13 @@ create_exception!(
     "The simulated machine ran out of physical memory."
 );
 
+create_exception!(
+    tessera,
+    ToolError,
+    TesseraError,
+    "An external tool (valgrind, QEMU, gcc, apt-get, the recorded program) is missing or failed."
+);
+
 /// Add the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -51,6 +59,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "SimulatedOutOfMemory",
         py.get_type::<SimulatedOutOfMemory>(),
     )?;
+    m.add("ToolError", py.get_type::<ToolError>())?;
     Ok(())
 }
 
@@ -92,6 +101,7 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
                 ("capacity_bytes", obj(py, capacity_bytes)),
             ],
         ),
+        Error::Tool { tool, .. } => (ToolError::new_err(msg), vec![("tool", obj(py, tool))]),
         Error::Io { path, .. } => (TesseraError::new_err(msg), vec![("path", obj(py, path))]),
         Error::Workload { name, .. } => (TesseraError::new_err(msg), vec![("workload", obj(py, name))]),
         Error::Interrupted => (PyKeyboardInterrupt::new_err(msg), vec![]),

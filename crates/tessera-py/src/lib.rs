@@ -1,6 +1,6 @@
 //! `tessera._core`: the PyO3 skin over `tessera-core`.
 //!
-//! - [`run`]: the GIL-releasing entry points (`simulate`, `bench`), with
+//! - [`run`]: the GIL-releasing entry points (`simulate`, `bench`, `record`), with
 //!   progress reports and Ctrl-C checks.
 //! - [`errors`]: the one map from core errors to the Python exception hierarchy.
 //! - [`convert`]: moving values across the boundary.
@@ -94,19 +94,36 @@ fn compare(
 
 /// Header and summary of a trace file, as a dict.
 #[pyfunction]
-fn trace_info(py: Python<'_>, path: PathBuf) -> PyResult<PyObject> {
+#[pyo3(signature = (path, champsim_ifetch=None, champsim_access_size=None))]
+fn trace_info(
+    py: Python<'_>,
+    path: PathBuf,
+    champsim_ifetch: Option<bool>,
+    champsim_access_size: Option<u8>,
+) -> PyResult<PyObject> {
+    let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
     let info = py
-        .allow_threads(|| tessera_core::trace::info(&path))
+        .allow_threads(|| tessera_core::trace::info_with(&path, &opts))
         .py_err(py)?;
     convert::to_python(py, &info)
 }
 
 /// Convert a trace to `to` ("native" or "lackey"); returns the summary as a dict.
+/// The `champsim_*` options apply to ChampSim input only.
 #[pyfunction]
-fn trace_convert(py: Python<'_>, src: PathBuf, dst: PathBuf, to: &str) -> PyResult<PyObject> {
+#[pyo3(signature = (src, dst, to, champsim_ifetch=None, champsim_access_size=None))]
+fn trace_convert(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    to: &str,
+    champsim_ifetch: Option<bool>,
+    champsim_access_size: Option<u8>,
+) -> PyResult<PyObject> {
     let format = Format::parse(to).py_err(py)?;
+    let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
     let summary = py
-        .allow_threads(|| tessera_core::trace::convert(&src, &dst, format))
+        .allow_threads(|| tessera_core::trace::convert_with(&src, &dst, format, &opts))
         .py_err(py)?;
     convert::to_python(py, &summary)
 }
@@ -149,6 +166,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", tessera_core::VERSION)?;
     m.add_function(wrap_pyfunction!(run::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run::record, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;

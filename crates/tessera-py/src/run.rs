@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera_core::config;
 use tessera_core::error::Error;
+use tessera_core::trace::record::{Backend, RecordOptions};
 
 use crate::convert::{self, SyntheticArgs, WorkloadArgs};
 use crate::errors::{self, IntoPyResult};
@@ -21,7 +22,7 @@ use crate::errors::{self, IntoPyResult};
 /// held; an exception it raises (or a pending Ctrl-C) stops the run and is
 /// re-raised here.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, workload=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, champsim_ifetch=None, champsim_access_size=None, workload=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -32,11 +33,14 @@ pub fn simulate<'py>(
     synthetic: Option<SyntheticArgs>,
     seed: u64,
     progress: Option<PyObject>,
+    champsim_ifetch: Option<bool>,
+    champsim_access_size: Option<u8>,
     workload: Option<WorkloadArgs>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
-    let mut source = convert::open_source(py, trace, synthetic, workload, seed)?;
+    let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
+    let mut source = convert::open_source(py, trace, synthetic, workload, seed, &opts)?;
     let description = source.describe();
 
     let mut reporter = Reporter::new(progress);
@@ -59,7 +63,7 @@ pub fn simulate<'py>(
 /// Time the simulation of one stream (no stats kept beyond the throughput).
 /// Returns the core's `BenchResult` as a dict.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, workload=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, champsim_ifetch=None, champsim_access_size=None, workload=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
@@ -69,11 +73,14 @@ pub fn bench(
     trace: Option<PathBuf>,
     synthetic: Option<SyntheticArgs>,
     seed: u64,
+    champsim_ifetch: Option<bool>,
+    champsim_access_size: Option<u8>,
     workload: Option<WorkloadArgs>,
 ) -> PyResult<PyObject> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
-    let mut source = convert::open_source(py, trace, synthetic, workload, seed)?;
+    let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
+    let mut source = convert::open_source(py, trace, synthetic, workload, seed, &opts)?;
     let mut reporter = Reporter::new(None);
     let outcome = py.allow_threads(|| {
         tessera_core::run::bench_with_progress(&spec, source.as_mut(), &mut |d, t| reporter.report(d, t))
@@ -97,6 +104,51 @@ pub fn record_workload(
     let mut reporter = Reporter::new(progress);
     let outcome = py.allow_threads(|| {
         tessera_core::workload::record(name, &params, seed, &path, &mut |d, t| reporter.report(d, t))
+    });
+    let summary = reporter.finish(py, outcome)?;
+    convert::to_python(py, &summary)
+}
+
+/// Record a program's accesses into a native trace (`tessera trace record`).
+///
+/// `command` is the program and its arguments; `backend` is "lackey" or
+/// "qemu". `status(message)` is told about slow one-off steps (building the
+/// QEMU plugin); `progress(accesses, 0)` is called every few batches, and an
+/// exception it raises (or Ctrl-C) stops the recording, kills the program and
+/// leaves no output. `plugin_src` is the directory of the plugin source
+/// (`tessera.c`), when the caller knows where it is installed. Returns the
+/// core's `RecordSummary` as a dict.
+#[pyfunction]
+#[pyo3(signature = (output, command, backend="lackey", skip=0, max_accesses=None, ifetch=true, status=None, progress=None, plugin_src=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn record(
+    py: Python<'_>,
+    output: PathBuf,
+    command: Vec<String>,
+    backend: &str,
+    skip: u64,
+    max_accesses: Option<u64>,
+    ifetch: bool,
+    status: Option<PyObject>,
+    progress: Option<PyObject>,
+    plugin_src: Option<PathBuf>,
+) -> PyResult<PyObject> {
+    let backend = Backend::parse(backend).py_err(py)?;
+    let mut opts = RecordOptions::new(backend, command.into_iter().map(Into::into).collect());
+    opts.skip = skip;
+    opts.max_accesses = max_accesses;
+    opts.ifetch = ifetch;
+    opts.plugin.source_dir = plugin_src;
+    let mut reporter = Reporter::new(progress);
+    let mut say = |msg: &str| {
+        if let Some(cb) = &status {
+            Python::with_gil(|py| {
+                let _ = cb.call1(py, (msg,));
+            });
+        }
+    };
+    let outcome = py.allow_threads(|| {
+        tessera_core::trace::record::record(&output, &opts, &mut say, &mut |d, t| reporter.report(d, t))
     });
     let summary = reporter.finish(py, outcome)?;
     convert::to_python(py, &summary)

@@ -184,7 +184,7 @@ impl<R: Read> LackeyReader<R> {
             String::from_utf8_lossy(text).escape_debug()
         );
         if line == 1 && text.iter().any(|&c| c == 0 || c >= 0x80) {
-            msg.push_str(" (the file is neither a Tessera native trace nor lackey text)");
+            msg.push_str(" (the file is neither a Tessera native trace, a compressed ChampSim trace, nor lackey text)");
         }
         Error::trace(self.file.clone(), Location::Line(line), msg)
     }

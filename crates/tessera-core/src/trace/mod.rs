@@ -2,15 +2,22 @@
 //! streams.
 //!
 //! ## What it models
-//! Two formats, both read as streams of [`AccessBatch`]es through
+//! Three formats, all read as streams of [`AccessBatch`]es through
 //! [`AccessSource`] with memory independent of trace length:
 //! - [`Format::Lackey`]: Valgrind lackey `--trace-mem=yes` text ([`lackey`]).
 //! - [`Format::Native`]: Tessera's compressed binary format ([`native`],
 //!   specified byte by byte in `docs/trace-format.md`).
+//! - [`Format::Champsim`]: ChampSim's xz/gzip-compressed 64-byte instruction
+//!   records ([`champsim`]); read only, never written.
 //!
-//! [`detect`] looks at the first 8 bytes: the native magic means native,
-//! anything else is taken to be lackey text, which then fails on its first line
-//! that is not lackey syntax.
+//! [`detect`] looks at the first 8 bytes: the native magic means native, the
+//! xz or gzip magic means ChampSim, anything else is taken to be lackey text,
+//! which then fails on its first line that is not lackey syntax — except that
+//! a file named like a ChampSim trace (`*.xz`, `*.gz`, `*champsim*`) goes to
+//! the ChampSim reader, whose error then names the unknown magic bytes.
+//!
+//! [`record`] makes native traces from running programs (Valgrind lackey, or
+//! QEMU user mode with Tessera's plugin built by [`qemu_plugin`]).
 //!
 //! ## Choices
 //! - Writers are atomic: output goes to a hidden temporary file in the same
@@ -22,9 +29,12 @@
 //!   pairs; an access that crosses a boundary touches every page it overlaps.
 //!   A record of size 0 counts as touching one byte.
 
+pub mod champsim;
 pub mod lackey;
 pub mod native;
 mod output;
+pub mod qemu_plugin;
+pub mod record;
 
 use std::fs::File;
 use std::io::Read;
@@ -37,6 +47,7 @@ use crate::access::{AccessBatch, AccessKind, BATCH_LEN};
 use crate::error::{Error, Result};
 use crate::stream::AccessSource;
 
+pub use champsim::{ChampsimOptions, ChampsimReader};
 pub use lackey::{LackeyReader, LackeySummary, LackeyWriter};
 pub use native::{NativeReader, NativeSummary, NativeWriter};
 
@@ -46,23 +57,29 @@ pub use native::{NativeReader, NativeSummary, NativeWriter};
 pub enum Format {
     Lackey,
     Native,
+    /// Input only: [`convert`] cannot write it.
+    Champsim,
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 2] = ["lackey", "native"];
+    pub const NAMES: [&'static str; 3] = ["lackey", "native", "champsim"];
+    /// Formats [`convert`] can write.
+    pub const WRITABLE: [&'static str; 2] = ["lackey", "native"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Lackey => "lackey",
             Format::Native => "native",
+            Format::Champsim => "champsim",
         }
     }
 
-    /// Parse a format name ("lackey", "native").
+    /// Parse a format name ("lackey", "native", "champsim").
     pub fn parse(s: &str) -> Result<Format> {
         match s {
             "lackey" => Ok(Format::Lackey),
             "native" => Ok(Format::Native),
+            "champsim" => Ok(Format::Champsim),
             _ => Err(Error::config_allowed(
                 "format",
                 format!("unknown trace format \"{s}\""),
@@ -126,16 +143,40 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     Ok(if got == 8 && head == native::MAGIC {
         Format::Native
+    } else if champsim::Compression::sniff(&head[..got]).is_some() || champsim_name(path) {
+        // A ChampSim-looking name with unknown magic goes to the ChampSim
+        // reader so the error says what is wrong (not "bad lackey line 1").
+        Format::Champsim
     } else {
         Format::Lackey
     })
 }
 
+/// Whether a file name says "ChampSim trace": `*.xz`, `*.gz`, or a name
+/// containing `champsim` (`*.champsimtrace.xz`, `x.champsim`).
+fn champsim_name(path: &Path) -> bool {
+    let name = source_name(path).to_ascii_lowercase();
+    name.ends_with(".xz") || name.ends_with(".gz") || name.contains("champsim")
+}
+
+/// How readers interpret formats that leave choices open. Only ChampSim has
+/// any; the other readers ignore these.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TraceOptions {
+    pub champsim: ChampsimOptions,
+}
+
 /// Open a trace, detecting its format from its first bytes.
 pub fn open(path: &Path) -> Result<Box<dyn AccessSource + Send>> {
+    open_with(path, &TraceOptions::default())
+}
+
+/// [`open`] with reader options.
+pub fn open_with(path: &Path, opts: &TraceOptions) -> Result<Box<dyn AccessSource + Send>> {
     Ok(match detect(path)? {
         Format::Lackey => Box::new(LackeyReader::open(path)?),
         Format::Native => Box::new(NativeReader::open(path)?),
+        Format::Champsim => Box::new(ChampsimReader::open(path, opts.champsim)?),
     })
 }
 
@@ -166,8 +207,22 @@ fn pump(
 /// The output appears only if the whole input was read without error; a bad
 /// input line or block gives the input's error and leaves no output file.
 /// Native output carries metadata: the input's own metadata when converting
-/// native → native, otherwise `{"source_format", "source_file", "tessera_version"}`.
+/// native → native, otherwise `{"source_format", "source_file", "tessera_version"}`
+/// (plus `"champsim_options"` for ChampSim input).
 pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary> {
+    convert_with(input, output, to, &TraceOptions::default())
+}
+
+/// [`convert`] with reader options.
+pub fn convert_with(
+    input: &Path,
+    output: &Path,
+    to: Format,
+    opts: &TraceOptions,
+) -> Result<ConvertSummary> {
+    if to == Format::Champsim {
+        return Err(not_writable());
+    }
     let from = detect(input)?;
     let bytes_in = std::fs::metadata(input)
         .map_err(|e| Error::io(display_name(input), e))?
@@ -186,6 +241,15 @@ pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary
                 "tessera_version": crate::VERSION,
             }),
         ),
+        Format::Champsim => (
+            Box::new(ChampsimReader::open(input, opts.champsim)?),
+            serde_json::json!({
+                "source_format": "champsim",
+                "source_file": source_name(input),
+                "champsim_options": opts.champsim,
+                "tessera_version": crate::VERSION,
+            }),
+        ),
     };
     let (records, instructions, bytes_out) = match to {
         Format::Native => {
@@ -200,6 +264,7 @@ pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary
             let s = w.finish()?;
             (s.records, s.instructions, s.bytes)
         }
+        Format::Champsim => return Err(not_writable()),
     };
     Ok(ConvertSummary {
         from,
@@ -209,6 +274,14 @@ pub fn convert(input: &Path, output: &Path, to: Format) -> Result<ConvertSummary
         bytes_in,
         bytes_out,
     })
+}
+
+fn not_writable() -> Error {
+    Error::config_allowed(
+        "format",
+        "champsim traces can be read but not written",
+        &Format::WRITABLE,
+    )
 }
 
 /// Summary statistics of a trace.
@@ -234,8 +307,13 @@ pub struct TraceInfo {
 /// Read a whole trace and summarise it. Memory grows with the footprint, not
 /// the length.
 pub fn info(path: &Path) -> Result<TraceInfo> {
+    info_with(path, &TraceOptions::default())
+}
+
+/// [`info`] with reader options.
+pub fn info_with(path: &Path, opts: &TraceOptions) -> Result<TraceInfo> {
     let format = detect(path)?;
-    let mut src = open(path)?;
+    let mut src = open_with(path, opts)?;
     let mut t = TraceInfo {
         format,
         records: 0,
