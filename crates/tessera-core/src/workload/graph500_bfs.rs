@@ -31,7 +31,7 @@
 //!   `offsets[x]` (the cursor), 2 + store `targets[cursor]`, 1 + store
 //!   `offsets[x]`;
 //! - shift the cursors back into starts, per entry: 1 + load `offsets[i-1]`,
-//!   2 + store `offsets[i]`.
+//!   2 + store `offsets[i]`; then 1 + store `offsets[0] = 0`.
 //!
 //! ## Choices
 //! - Vertex ids are 32-bit. The reference uses `int64_t`, so its edge list,

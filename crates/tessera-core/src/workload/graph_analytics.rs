@@ -26,7 +26,8 @@
 //! - contribution pass, per vertex: 2 + load `scores[u]`, 2 + load
 //!   `offsets[u]`, 1 + load `offsets[u+1]`, 12 + store `contrib[u]` (the
 //!   division dominates);
-//! - gather pass, per vertex: 2 + load `offsets[v+1]` (start carried), then per
+//! - gather pass: 2 + load `offsets[0]`, then per vertex 2 + load
+//!   `offsets[v+1]` (the start is carried from the previous vertex), then per
 //!   neighbour 3 + load `targets[k]`, 2 + load `contrib[u]`, and 4 + store
 //!   `scores[v]` (multiply-add). GAP also reads the old score to measure
 //!   convergence; with a fixed iteration count that read is left out.

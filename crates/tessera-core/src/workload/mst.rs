@@ -26,7 +26,7 @@
 //! - comparison against a pivot held in registers: 2 + load the weight (8 B),
 //!   plus 1 + load the id (4 B) when the weights tie;
 //! - compare-and-swap of the median-of-3: 2 + load, 1 + load (weights), then
-//!   a swap if out of order;
+//!   a swap if out of order; then 1 + load of the pivot (24 B) into registers;
 //! - swap: 4 accesses of 24 B (load, load, store, store), 1 instruction each;
 //! - insertion sort: 1 + load the element, per step 2 + load the neighbour and
 //!   1 + store it one slot up, finally 1 + store the element;
