@@ -28,6 +28,16 @@ pub mod params;
 pub mod gups;
 pub mod micro;
 
+pub mod graph;
+pub mod graph500_bfs;
+pub mod bfs;
+pub mod mst;
+pub mod spmv;
+pub mod setcover;
+pub mod matching;
+pub mod mis;
+pub mod graph_analytics;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -72,6 +82,14 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
     micro::STRIDED,
     micro::UNIFORM,
     micro::POINTER_CHASE,
+    graph500_bfs::INFO,
+    bfs::INFO,
+    mst::INFO,
+    spmv::INFO,
+    setcover::INFO,
+    matching::INFO,
+    mis::INFO,
+    graph_analytics::INFO,
 ];
 
 /// The registered workload called `name`.
@@ -306,3 +324,5 @@ pub fn bench_generator(name: &str, given: &BTreeMap<String, String>, seed: u64) 
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod graph_tests;
