@@ -25,8 +25,20 @@ pub mod emit;
 pub mod layout;
 pub mod params;
 
+pub mod kit;
+pub mod zipf;
+
+pub mod btree;
+pub mod canneal;
+pub mod data_analytics;
+pub mod data_serving;
+pub mod dict;
 pub mod gups;
+pub mod kvcache;
+pub mod media_streaming;
 pub mod micro;
+pub mod web_search;
+pub mod xsbench;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -72,6 +84,15 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
     micro::STRIDED,
     micro::UNIFORM,
     micro::POINTER_CHASE,
+    btree::INFO,
+    xsbench::INFO,
+    dict::INFO,
+    canneal::INFO,
+    kvcache::INFO,
+    data_analytics::INFO,
+    data_serving::INFO,
+    web_search::INFO,
+    media_streaming::INFO,
 ];
 
 /// The registered workload called `name`.
