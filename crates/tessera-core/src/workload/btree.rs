@@ -36,13 +36,13 @@
 //!   footprint estimate assumes.
 //! - The build is not emitted by default (the benchmark's timed phase is the
 //!   lookups); `emit_build=true` emits it first.
-//! - The host keeps the tree in flat arrays (keys, 32-bit slots): host memory
-//!   is about 0.8 × the simulated footprint.
+//! - The host keeps each node as one record of the same size as the C struct,
+//!   so host memory is about the simulated footprint.
 
 use rand::Rng;
 
-use super::kit::mix64;
-use super::{AddressSpace, Emitter, NullSink, ParamDoc, Params, Workload, WorkloadInfo};
+use super::kit::{advise_huge, mix64, Emit, Quiet};
+use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
 use crate::rng::component_rng;
 
@@ -93,35 +93,38 @@ pub fn estimate_bytes(n: u64, f: u64) -> u64 {
     (nodes * chunk as f64) as u64 + 4096
 }
 
-/// The tree: host arrays indexed by node number, plus each node's address.
+/// The tree on the host: one record per node (`[addr, nkeys | leaf << 32,
+/// next, keys[F], slots[F+1]]` as `u64`s), so a node's fields share cache
+/// lines as the C struct's do.
 pub struct Tree {
     f: usize,
+    stride: usize,
     nbytes: u64,
-    nkeys: Vec<u16>,
-    leaf: Vec<bool>,
-    keys: Vec<u64>,
-    slots: Vec<u32>,
-    next: Vec<u32>,
-    addr: Vec<u64>,
+    node: Vec<u64>,
     root: u32,
     height: u32,
     /// `&tree->root`.
     tree_addr: u64,
     tk: Vec<u64>,
-    ts: Vec<u32>,
+    ts: Vec<u64>,
 }
+
+const LEAF: u64 = 1 << 32;
 
 impl Tree {
     pub fn new(f: usize, space: &mut AddressSpace) -> Tree {
+        Tree::with_capacity(f, 1, space)
+    }
+
+    /// A tree with host room for `nodes` nodes before it reallocates.
+    pub fn with_capacity(f: usize, nodes: usize, space: &mut AddressSpace) -> Tree {
+        let node = Vec::with_capacity(nodes * (4 + 2 * f));
+        advise_huge(&node);
         let mut t = Tree {
             f,
+            stride: 4 + 2 * f,
             nbytes: node_bytes(f as u64),
-            nkeys: Vec::new(),
-            leaf: Vec::new(),
-            keys: Vec::new(),
-            slots: Vec::new(),
-            next: Vec::new(),
-            addr: Vec::new(),
+            node,
             root: 0,
             height: 1,
             tree_addr: space.malloc(16),
@@ -137,56 +140,88 @@ impl Tree {
     }
 
     pub fn nodes(&self) -> usize {
-        self.addr.len()
+        self.node.len() / self.stride
     }
 
     fn alloc_node(&mut self, leaf: bool, space: &mut AddressSpace) -> u32 {
-        let n = self.addr.len() as u32;
-        self.nkeys.push(0);
-        self.leaf.push(leaf);
-        self.keys.resize(self.keys.len() + self.f, 0);
-        self.slots.resize(self.slots.len() + self.f + 1, 0);
-        self.next.push(NIL);
-        self.addr.push(space.malloc(self.nbytes));
+        let n = self.nodes() as u32;
+        let at = self.node.len();
+        self.node.resize(at + self.stride, 0);
+        self.node[at] = space.malloc(self.nbytes);
+        self.node[at + 1] = if leaf { LEAF } else { 0 };
+        self.node[at + 2] = NIL as u64;
         n
     }
 
     #[inline(always)]
-    fn key_addr(&self, n: u32, i: usize) -> u64 {
-        self.addr[n as usize] + 8 + 8 * i as u64
+    fn base(&self, n: u32) -> usize {
+        n as usize * self.stride
     }
 
     #[inline(always)]
-    fn slot_addr(&self, n: u32, i: usize) -> u64 {
-        self.addr[n as usize] + 8 + 8 * (self.f + i) as u64
+    fn addr(&self, n: u32) -> u64 {
+        self.node[self.base(n)]
     }
 
     #[inline(always)]
-    fn next_addr(&self, n: u32) -> u64 {
-        self.addr[n as usize] + 16 + 16 * self.f as u64
+    fn nkeys(&self, n: u32) -> usize {
+        self.node[self.base(n) + 1] as u32 as usize
+    }
+
+    #[inline(always)]
+    fn set_nkeys(&mut self, n: u32, nk: usize) {
+        let b = self.base(n) + 1;
+        self.node[b] = (self.node[b] & LEAF) | nk as u64;
+    }
+
+    #[inline(always)]
+    fn is_leaf(&self, n: u32) -> bool {
+        self.node[self.base(n) + 1] & LEAF != 0
+    }
+
+    #[inline(always)]
+    fn next(&self, n: u32) -> u32 {
+        self.node[self.base(n) + 2] as u32
     }
 
     #[inline(always)]
     fn key(&self, n: u32, i: usize) -> u64 {
-        self.keys[n as usize * self.f + i]
+        self.node[self.base(n) + 3 + i]
     }
 
     #[inline(always)]
     fn slot(&self, n: u32, i: usize) -> u32 {
-        self.slots[n as usize * (self.f + 1) + i]
+        self.node[self.base(n) + 3 + self.f + i] as u32
+    }
+
+    #[inline(always)]
+    fn key_addr(&self, n: u32, i: usize) -> u64 {
+        self.addr(n) + 8 + 8 * i as u64
+    }
+
+    #[inline(always)]
+    fn slot_addr(&self, n: u32, i: usize) -> u64 {
+        self.addr(n) + 8 + 8 * (self.f + i) as u64
+    }
+
+    #[inline(always)]
+    fn next_addr(&self, n: u32) -> u64 {
+        self.addr(n) + 16 + 16 * self.f as u64
     }
 
     /// First index whose key is `> k` (the child to descend into).
     #[inline]
-    fn upper_bound(&self, n: u32, k: u64, e: &mut Emitter) -> usize {
+    fn upper_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
+        let (a, b) = (self.addr(n), self.base(n) + 3);
         e.ins(INS_NKEYS);
-        e.load(self.addr[n as usize], 4);
-        let (mut lo, mut hi) = (0, self.nkeys[n as usize] as usize);
+        e.load(a, 4);
+        let keys = &self.node[b..b + self.nkeys(n)];
+        let (mut lo, mut hi) = (0, keys.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
             e.ins(INS_PROBE);
-            e.load(self.key_addr(n, mid), 8);
-            if self.key(n, mid) <= k {
+            e.load(a + 8 + 8 * mid as u64, 8);
+            if keys[mid] <= k {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -197,15 +232,17 @@ impl Tree {
 
     /// First index whose key is `>= k`.
     #[inline]
-    fn lower_bound(&self, n: u32, k: u64, e: &mut Emitter) -> usize {
+    fn lower_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
+        let (a, b) = (self.addr(n), self.base(n) + 3);
         e.ins(INS_NKEYS);
-        e.load(self.addr[n as usize], 4);
-        let (mut lo, mut hi) = (0, self.nkeys[n as usize] as usize);
+        e.load(a, 4);
+        let keys = &self.node[b..b + self.nkeys(n)];
+        let (mut lo, mut hi) = (0, keys.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
             e.ins(INS_PROBE);
-            e.load(self.key_addr(n, mid), 8);
-            if self.key(n, mid) < k {
+            e.load(a + 8 + 8 * mid as u64, 8);
+            if keys[mid] < k {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -217,7 +254,7 @@ impl Tree {
     /// Descend from the root to the leaf that would hold `k`, recording the
     /// inner nodes and child indices taken.
     #[inline]
-    fn descend(&self, k: u64, path: &mut [(u32, usize); MAX_HEIGHT], e: &mut Emitter) -> u32 {
+    fn descend(&self, k: u64, path: &mut [(u32, usize); MAX_HEIGHT], e: &mut impl Emit) -> u32 {
         e.ins(INS_ROOT);
         e.load(self.tree_addr, 8);
         let mut n = self.root;
@@ -232,7 +269,7 @@ impl Tree {
     }
 
     /// Look `k` up; returns its value.
-    pub fn find(&self, k: u64, e: &mut Emitter) -> Option<u32> {
+    pub fn find(&self, k: u64, e: &mut impl Emit) -> Option<u32> {
         e.ins(INS_ROOT);
         e.load(self.tree_addr, 8);
         let mut n = self.root;
@@ -243,7 +280,7 @@ impl Tree {
             n = self.slot(n, i);
         }
         let i = self.lower_bound(n, k, e);
-        if i < self.nkeys[n as usize] as usize {
+        if i < self.nkeys(n) {
             e.ins(INS_MATCH);
             e.load(self.key_addr(n, i), 8);
             if self.key(n, i) == k {
@@ -257,47 +294,48 @@ impl Tree {
 
     /// Insert `k → v` (replacing the value if `k` is present). Returns true if
     /// `k` is new.
-    pub fn insert(&mut self, k: u64, v: u32, space: &mut AddressSpace, e: &mut Emitter) -> bool {
+    pub fn insert(&mut self, k: u64, v: u32, space: &mut AddressSpace, e: &mut impl Emit) -> bool {
         let mut path = [(0u32, 0usize); MAX_HEIGHT];
         let leaf = self.descend(k, &mut path, e);
         let pos = self.lower_bound(leaf, k, e);
-        let nk = self.nkeys[leaf as usize] as usize;
+        let nk = self.nkeys(leaf);
         if pos < nk {
             e.ins(INS_MATCH);
             e.load(self.key_addr(leaf, pos), 8);
             if self.key(leaf, pos) == k {
                 e.ins(INS_VALUE);
                 e.store(self.slot_addr(leaf, pos), 8);
-                self.slots[leaf as usize * (self.f + 1) + pos] = v;
+                let b = self.base(leaf) + 3 + self.f + pos;
+                self.node[b] = v as u64;
                 return false;
             }
         }
         if nk < self.f {
-            self.insert_at(leaf, pos, k, pos, v, e);
+            self.insert_at(leaf, pos, k, pos, v as u64, e);
             return true;
         }
-        let (mut sep, mut right) = self.split(leaf, pos, k, pos, v, space, e);
+        let (mut sep, mut right) = self.split(leaf, pos, k, pos, v as u64, space, e);
         let mut d = self.height as usize - 1;
         while d > 0 {
             d -= 1;
             let (p, i) = path[d];
-            if (self.nkeys[p as usize] as usize) < self.f {
-                self.insert_at(p, i, sep, i + 1, right, e);
+            if self.nkeys(p) < self.f {
+                self.insert_at(p, i, sep, i + 1, right as u64, e);
                 return true;
             }
-            (sep, right) = self.split(p, i, sep, i + 1, right, space, e);
+            (sep, right) = self.split(p, i, sep, i + 1, right as u64, space, e);
         }
         // The root split: a new root with two children.
         let old = self.root;
         e.ins(INS_MALLOC);
         let r = self.alloc_node(false, space);
-        let (ri, f) = (r as usize, self.f);
-        self.keys[ri * f] = sep;
-        self.slots[ri * (f + 1)] = old;
-        self.slots[ri * (f + 1) + 1] = right;
-        self.nkeys[ri] = 1;
+        let (b, f) = (self.base(r), self.f);
+        self.node[b + 3] = sep;
+        self.node[b + 3 + f] = old as u64;
+        self.node[b + 4 + f] = right as u64;
+        self.set_nkeys(r, 1);
         e.ins(INS_MOVE);
-        e.store(self.addr[ri], 8);
+        e.store(self.addr(r), 8);
         e.store(self.key_addr(r, 0), 8);
         e.store(self.slot_addr(r, 0), 8);
         e.store(self.slot_addr(r, 1), 8);
@@ -310,7 +348,7 @@ impl Tree {
     /// Slots in use in node `n` with `nk` keys.
     #[inline(always)]
     fn nslots(&self, n: u32, nk: usize) -> usize {
-        if self.leaf[n as usize] {
+        if self.is_leaf(n) {
             nk
         } else {
             nk + 1
@@ -318,9 +356,8 @@ impl Tree {
     }
 
     /// Insert key `k` at `kpos` and slot `s` at `spos` into non-full node `n`.
-    fn insert_at(&mut self, n: u32, kpos: usize, k: u64, spos: usize, s: u32, e: &mut Emitter) {
-        let (ni, f) = (n as usize, self.f);
-        let nk = self.nkeys[ni] as usize;
+    fn insert_at(&mut self, n: u32, kpos: usize, k: u64, spos: usize, s: u64, e: &mut impl Emit) {
+        let nk = self.nkeys(n);
         let ns = self.nslots(n, nk);
         for j in (kpos..nk).rev() {
             e.ins(INS_MOVE);
@@ -335,13 +372,13 @@ impl Tree {
         e.ins(INS_MOVE);
         e.store(self.key_addr(n, kpos), 8);
         e.store(self.slot_addr(n, spos), 8);
-        e.store(self.addr[ni], 4);
-        self.keys.copy_within(ni * f + kpos..ni * f + nk, ni * f + kpos + 1);
-        self.keys[ni * f + kpos] = k;
-        let sb = ni * (f + 1);
-        self.slots.copy_within(sb + spos..sb + ns, sb + spos + 1);
-        self.slots[sb + spos] = s;
-        self.nkeys[ni] += 1;
+        e.store(self.addr(n), 4);
+        let (kb, sb) = (self.base(n) + 3, self.base(n) + 3 + self.f);
+        self.node.copy_within(kb + kpos..kb + nk, kb + kpos + 1);
+        self.node[kb + kpos] = k;
+        self.node.copy_within(sb + spos..sb + ns, sb + spos + 1);
+        self.node[sb + spos] = s;
+        self.set_nkeys(n, nk + 1);
     }
 
     /// Split full node `n` while inserting key `k` at `kpos` and slot `s` at
@@ -353,21 +390,21 @@ impl Tree {
         kpos: usize,
         k: u64,
         spos: usize,
-        s: u32,
+        s: u64,
         space: &mut AddressSpace,
-        e: &mut Emitter,
+        e: &mut impl Emit,
     ) -> (u64, u32) {
         let f = self.f;
-        let leaf = self.leaf[n as usize];
+        let leaf = self.is_leaf(n);
         let ns = self.nslots(n, f);
         // Host: the f+1 keys and ns+1 slots in order, in scratch.
-        let (kb, sb) = (n as usize * f, n as usize * (f + 1));
-        self.tk[..kpos].copy_from_slice(&self.keys[kb..kb + kpos]);
+        let (kb, sb) = (self.base(n) + 3, self.base(n) + 3 + f);
+        self.tk[..kpos].copy_from_slice(&self.node[kb..kb + kpos]);
         self.tk[kpos] = k;
-        self.tk[kpos + 1..=f].copy_from_slice(&self.keys[kb + kpos..kb + f]);
-        self.ts[..spos].copy_from_slice(&self.slots[sb..sb + spos]);
+        self.tk[kpos + 1..=f].copy_from_slice(&self.node[kb + kpos..kb + f]);
+        self.ts[..spos].copy_from_slice(&self.node[sb..sb + spos]);
         self.ts[spos] = s;
-        self.ts[spos + 1..=ns].copy_from_slice(&self.slots[sb + spos..sb + ns]);
+        self.ts[spos + 1..=ns].copy_from_slice(&self.node[sb + spos..sb + ns]);
 
         e.ins(INS_MALLOC);
         let r = self.alloc_node(leaf, space);
@@ -383,7 +420,7 @@ impl Tree {
         // Emit: header of the new node, entries moved to it, and the entries of
         // the left half at or after the insertion point shifted in place.
         e.ins(INS_MOVE);
-        e.store(self.addr[r as usize], 8);
+        e.store(self.addr(r), 8);
         let old_k = |t: usize| if t < kpos { Some(t) } else if t == kpos { None } else { Some(t - 1) };
         let old_s = |t: usize| if t < spos { Some(t) } else if t == spos { None } else { Some(t - 1) };
         for t in rk..=f {
@@ -415,24 +452,25 @@ impl Tree {
             e.store(self.slot_addr(n, t), 8);
         }
         e.ins(INS_MOVE);
-        e.store(self.addr[n as usize], 4);
-        e.store(self.addr[r as usize], 4);
+        e.store(self.addr(n), 4);
+        e.store(self.addr(r), 4);
 
         // Host: write both halves.
-        let (ni, ri) = (n as usize, r as usize);
-        self.keys[ni * f..ni * f + lk].copy_from_slice(&self.tk[..lk]);
-        self.keys[ri * f..ri * f + (f + 1 - rk)].copy_from_slice(&self.tk[rk..=f]);
-        self.slots[ni * (f + 1)..ni * (f + 1) + ls].copy_from_slice(&self.ts[..ls]);
-        self.slots[ri * (f + 1)..ri * (f + 1) + (ns + 1 - ls)].copy_from_slice(&self.ts[ls..=ns]);
-        self.nkeys[ni] = lk as u16;
-        self.nkeys[ri] = (f + 1 - rk) as u16;
+        let (rkb, rsb) = (self.base(r) + 3, self.base(r) + 3 + f);
+        self.node[kb..kb + lk].copy_from_slice(&self.tk[..lk]);
+        self.node[rkb..rkb + (f + 1 - rk)].copy_from_slice(&self.tk[rk..=f]);
+        self.node[sb..sb + ls].copy_from_slice(&self.ts[..ls]);
+        self.node[rsb..rsb + (ns + 1 - ls)].copy_from_slice(&self.ts[ls..=ns]);
+        self.set_nkeys(n, lk);
+        self.set_nkeys(r, f + 1 - rk);
         if leaf {
             e.ins(INS_MOVE);
             e.load(self.next_addr(n), 8);
             e.store(self.next_addr(r), 8);
             e.store(self.next_addr(n), 8);
-            self.next[ri] = self.next[ni];
-            self.next[ni] = r;
+            let (nb, rb) = (self.base(n), self.base(r));
+            self.node[rb + 2] = self.node[nb + 2];
+            self.node[nb + 2] = r as u64;
         }
         (sep, r)
     }
@@ -443,12 +481,12 @@ impl Tree {
         self.check_node(self.root, 1, None, None, &mut count)?;
         // The leaf chain holds every key once, in increasing order.
         let mut n = self.root;
-        while !self.leaf[n as usize] {
+        while !self.is_leaf(n) {
             n = self.slot(n, 0);
         }
         let (mut seen, mut last) = (0u64, None);
         while n != NIL {
-            for i in 0..self.nkeys[n as usize] as usize {
+            for i in 0..self.nkeys(n) {
                 let k = self.key(n, i);
                 if last.is_some_and(|l| l >= k) {
                     return Err(format!("leaf chain out of order at node {n}"));
@@ -456,7 +494,7 @@ impl Tree {
                 last = Some(k);
                 seen += 1;
             }
-            n = self.next[n as usize];
+            n = self.next(n);
         }
         if seen != count {
             return Err(format!("leaf chain has {seen} keys, the tree {count}"));
@@ -472,15 +510,15 @@ impl Tree {
         hi: Option<u64>,
         count: &mut u64,
     ) -> std::result::Result<(), String> {
-        let nk = self.nkeys[n as usize] as usize;
+        let nk = self.nkeys(n);
         let is_root = n == self.root;
-        if self.leaf[n as usize] != (depth == self.height) {
+        if self.is_leaf(n) != (depth == self.height) {
             return Err(format!("node {n} at depth {depth} of {}: leaf flag wrong (unbalanced)", self.height));
         }
         if !is_root && nk < self.f / 2 {
             return Err(format!("node {n} holds {nk} keys, under half of {}", self.f));
         }
-        if nk > self.f || (!self.leaf[n as usize] && nk == 0) {
+        if nk > self.f || (!self.is_leaf(n) && nk == 0) {
             return Err(format!("node {n} holds {nk} keys"));
         }
         for i in 0..nk {
@@ -492,7 +530,7 @@ impl Tree {
                 return Err(format!("node {n} key {k} outside its parent's range"));
             }
         }
-        if self.leaf[n as usize] {
+        if self.is_leaf(n) {
             *count += nk as u64;
             return Ok(());
         }
@@ -537,9 +575,10 @@ impl BTree {
     fn build(&self, space: &mut AddressSpace, e: &mut Emitter, total: u64) -> Option<(Tree, u64)> {
         let mut rng = component_rng(self.seed, "workload.btree.keys");
         let base: u64 = rng.gen();
-        let mut tree = Tree::new(self.fanout, space);
-        let mut null = NullSink;
-        let mut quiet = Emitter::new(&mut null);
+        let chunk = (node_bytes(self.fanout as u64) + 16).div_ceil(16) * 16;
+        let nodes = estimate_bytes(self.keys, self.fanout as u64) / chunk;
+        let mut tree = Tree::with_capacity(self.fanout, nodes as usize * 11 / 10, space);
+        let mut quiet = Quiet;
         for i in 0..self.keys {
             let k = mix64(base.wrapping_add(i));
             if self.emit_build {
@@ -596,6 +635,7 @@ impl Workload for BTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::NullSink;
     use crate::workload::tests::{distinct_pages, emitted, params};
 
     fn quiet<T>(f: impl FnOnce(&mut Emitter) -> T) -> T {

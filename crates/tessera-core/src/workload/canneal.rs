@@ -46,7 +46,7 @@
 //! - The grid is `⌈√N⌉` wide; initial placement is a random permutation (canneal
 //!   shuffles too); neither building nor placing is emitted.
 //! - Defaults follow PARSEC's `simlarge` input (400 000 elements, 15 000 swaps
-//!   per step, start temperature 2000) with 64 temperature steps.
+//!   per step, start temperature 2000) with 40 temperature steps.
 
 use rand::Rng;
 
@@ -67,7 +67,7 @@ const PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "fanin", default: "3", doc: "mean fan-in per element, 1 to 64" },
     ParamDoc { name: "swaps", default: "15000", doc: "moves per temperature step" },
     ParamDoc { name: "temp", default: "2000", doc: "starting temperature" },
-    ParamDoc { name: "steps", default: "64", doc: "temperature steps" },
+    ParamDoc { name: "steps", default: "40", doc: "temperature steps" },
 ];
 
 const MAX_ELEMENTS: u64 = 1 << 31;

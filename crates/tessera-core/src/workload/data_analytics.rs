@@ -49,7 +49,7 @@
 
 use rand::Rng;
 
-use super::kit::{next_prime, store_range};
+use super::kit::{huge_vec, next_prime, store_range};
 use super::zipf::{zeta, Zipf};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -64,7 +64,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 };
 
 const PARAMS: &[ParamDoc] = &[
-    ParamDoc { name: "docs", default: "100k", doc: "documents trained on" },
+    ParamDoc { name: "docs", default: "25k", doc: "documents trained on" },
     ParamDoc { name: "doc_words", default: "100", doc: "mean words per document" },
     ParamDoc { name: "vocab", default: "1M", doc: "vocabulary size (distinct words), up to 2^32-1" },
     ParamDoc { name: "classes", default: "20", doc: "document classes (labels)" },
@@ -183,9 +183,9 @@ impl OpenMap {
     /// New zeroed arrays of `cap` slots (the old ones are dropped).
     fn allocate(&mut self, cap: u64, space: &mut AddressSpace, e: &mut Emitter) {
         self.cap = cap;
-        self.table = vec![0; cap as usize];
-        self.values = vec![0; cap as usize];
-        self.state = vec![FREE; cap as usize];
+        self.table = huge_vec(cap as usize, 0);
+        self.values = huge_vec(cap as usize, 0);
+        self.state = huge_vec(cap as usize, FREE);
         self.a_table = space.malloc(8 * cap);
         self.a_values = space.malloc(4 * cap);
         self.a_state = space.malloc(cap);
@@ -388,7 +388,7 @@ impl Workload for DataAnalytics {
         let a_words = space.malloc(8 * v);
         let a_classes = space.malloc(8 * c);
         let a_tokens = space.malloc(4 * (gen.max_len() + 1));
-        let mut word_totals = vec![0.0f64; v as usize];
+        let mut word_totals = huge_vec(v as usize, 0.0f64);
         let mut class_totals = vec![0.0f64; c as usize];
         let mut counts = OpenMap::new(&mut space, e);
         let mut tokens = Vec::with_capacity(gen.max_len() as usize + 1);

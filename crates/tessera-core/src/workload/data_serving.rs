@@ -56,9 +56,9 @@ use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
 
-use super::kit::{copy_range, fnv64, load_range, mix64, store_range};
+use super::kit::{Emit, Quiet, copy_range, fnv64, load_range, mix64, store_range};
 use super::zipf::ScrambledZipf;
-use super::{AddressSpace, Emitter, NullSink, ParamDoc, Params, Workload, WorkloadInfo};
+use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
 use crate::rng::{component_rng, SimRng};
 
@@ -184,7 +184,7 @@ impl Memtable {
 
     /// The first node with key `>= key`, filling `prev` with each level's
     /// last node before it.
-    fn seek(&self, key: u64, prev: &mut [u32; MAX_H], e: &mut Emitter) -> u32 {
+    fn seek(&self, key: u64, prev: &mut [u32; MAX_H], e: &mut impl Emit) -> u32 {
         e.ins(2);
         e.load(self.a_list, 4);
         let mut x = 0u32;
@@ -212,13 +212,13 @@ impl Memtable {
         cand
     }
 
-    fn find(&self, key: u64, e: &mut Emitter) -> Option<u32> {
+    fn find(&self, key: u64, e: &mut impl Emit) -> Option<u32> {
         let mut prev = [0u32; MAX_H];
         let n = self.seek(key, &mut prev, e);
         (n != NIL && self.keys[n as usize] == key).then_some(n)
     }
 
-    fn upsert(&mut self, key: u64, ver: u64, vs: u64, rng: &mut SimRng, space: &mut AddressSpace, e: &mut Emitter) {
+    fn upsert(&mut self, key: u64, ver: u64, vs: u64, rng: &mut SimRng, space: &mut AddressSpace, e: &mut impl Emit) {
         let mut prev = [0u32; MAX_H];
         let n = self.seek(key, &mut prev, e);
         if n != NIL && self.keys[n as usize] == key {
@@ -329,7 +329,7 @@ impl Writer {
         }
     }
 
-    fn add(&mut self, key: u64, ver: u64, value_src: u64, vs: u64, e: &mut Emitter) {
+    fn add(&mut self, key: u64, ver: u64, value_src: u64, vs: u64, e: &mut impl Emit) {
         let i = self.t.keys.len() as u64;
         let a = self.t.a_data + i * self.es;
         e.ins(4);
@@ -363,7 +363,7 @@ impl SsTable {
     }
 
     /// The version of `key` in this table, if present.
-    fn get(&self, key: u64, es: u64, vs: u64, e: &mut Emitter) -> Option<u64> {
+    fn get(&self, key: u64, es: u64, vs: u64, e: &mut impl Emit) -> Option<u64> {
         e.ins(20);
         for b in bloom_bits(key, self.bits) {
             e.ins(4);
@@ -440,7 +440,7 @@ impl Lsm {
     }
 
     /// Write version `ver` of `key`.
-    pub fn update(&mut self, key: u64, ver: u64, space: &mut AddressSpace, e: &mut Emitter) {
+    pub fn update(&mut self, key: u64, ver: u64, space: &mut AddressSpace, e: &mut impl Emit) {
         let rec = 16 + self.vs;
         if self.log_pos + rec > LOG_BYTES {
             self.log_pos = 0;
@@ -455,7 +455,7 @@ impl Lsm {
     }
 
     /// The newest version of `key`.
-    pub fn read(&self, key: u64, e: &mut Emitter) -> Option<u64> {
+    pub fn read(&self, key: u64, e: &mut impl Emit) -> Option<u64> {
         if let Some(n) = self.mem.find(key, e) {
             e.ins(2);
             e.load(self.mem.addr[n as usize] + 8, 8);
@@ -479,7 +479,7 @@ impl Lsm {
         self.tables.sort_by_key(|t| Reverse(t.max_ver));
     }
 
-    fn flush(&mut self, space: &mut AddressSpace, e: &mut Emitter) {
+    fn flush(&mut self, space: &mut AddressSpace, e: &mut impl Emit) {
         let mut w = Writer::new(self.mem.len() as u64, self.es, space);
         let mut n = self.mem.next[0];
         while n != NIL {
@@ -500,7 +500,7 @@ impl Lsm {
     }
 
     /// Size-tiered compaction until no bucket has `MIN_THRESHOLD` tables.
-    fn compact(&mut self, space: &mut AddressSpace, e: &mut Emitter) {
+    fn compact(&mut self, space: &mut AddressSpace, e: &mut impl Emit) {
         loop {
             let mut order: Vec<usize> = (0..self.tables.len()).collect();
             order.sort_by_key(|&i| self.data_bytes(i));
@@ -528,7 +528,7 @@ impl Lsm {
     }
 
     /// k-way merge of `inputs`, keeping each key's newest version.
-    fn merge(&self, inputs: &[SsTable], space: &mut AddressSpace, e: &mut Emitter) -> SsTable {
+    fn merge(&self, inputs: &[SsTable], space: &mut AddressSpace, e: &mut impl Emit) -> SsTable {
         let max_n: u64 = inputs.iter().map(|t| t.len() as u64).sum();
         let mut w = Writer::new(max_n, self.es, space);
         let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(inputs.len());
@@ -612,8 +612,7 @@ impl Workload for DataServing {
         let mut ver = 0u64;
         let total = self.cfg.ops + if self.cfg.emit_load { self.cfg.records } else { 0 };
         {
-            let mut null = NullSink;
-            let mut quiet = Emitter::new(&mut null);
+            let mut quiet = Quiet;
             for i in 0..self.cfg.records {
                 ver += 1;
                 if self.cfg.emit_load {
@@ -663,6 +662,7 @@ impl Workload for DataServing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::NullSink;
     use crate::workload::tests::{distinct_pages, emitted, params};
     use std::collections::HashMap;
 

@@ -36,8 +36,8 @@
 
 use rand::Rng;
 
-use super::kit::mix64;
-use super::{AddressSpace, Emitter, NullSink, ParamDoc, Params, Workload, WorkloadInfo};
+use super::kit::{huge_vec, mix64, Emit, Quiet};
+use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
 use crate::rng::component_rng;
 
@@ -83,8 +83,8 @@ impl Table {
         Table {
             base: space.malloc(slots * 16),
             mask: slots - 1,
-            keys: vec![EMPTY; slots as usize],
-            vals: vec![0; slots as usize],
+            keys: huge_vec(slots as usize, EMPTY),
+            vals: huge_vec(slots as usize, 0),
             len: 0,
         }
     }
@@ -103,7 +103,7 @@ impl Table {
     }
 
     #[inline(always)]
-    fn probe(&self, i: u64, e: &mut Emitter) -> u64 {
+    fn probe(&self, i: u64, e: &mut impl Emit) -> u64 {
         e.ins(INS_PROBE);
         e.load(self.base + 16 * i, 8);
         self.keys[i as usize]
@@ -111,7 +111,7 @@ impl Table {
 
     /// Slot holding `k`, or the empty slot ending its probe sequence.
     #[inline]
-    fn locate(&self, k: u64, e: &mut Emitter) -> (u64, bool) {
+    fn locate(&self, k: u64, e: &mut impl Emit) -> (u64, bool) {
         e.ins(INS_HASH);
         let mut i = self.home(k);
         loop {
@@ -127,7 +127,7 @@ impl Table {
     }
 
     /// Insert or replace; true if `k` was new. `k` must not be 0.
-    pub fn insert(&mut self, k: u64, v: u64, e: &mut Emitter) -> bool {
+    pub fn insert(&mut self, k: u64, v: u64, e: &mut impl Emit) -> bool {
         debug_assert_ne!(k, EMPTY);
         let (i, present) = self.locate(k, e);
         e.ins(INS_ENTRY);
@@ -141,7 +141,7 @@ impl Table {
         !present
     }
 
-    pub fn find(&self, k: u64, e: &mut Emitter) -> Option<u64> {
+    pub fn find(&self, k: u64, e: &mut impl Emit) -> Option<u64> {
         let (i, present) = self.locate(k, e);
         if present {
             e.ins(INS_ENTRY);
@@ -153,7 +153,7 @@ impl Table {
     }
 
     /// Remove `k`, returning its value.
-    pub fn remove(&mut self, k: u64, e: &mut Emitter) -> Option<u64> {
+    pub fn remove(&mut self, k: u64, e: &mut impl Emit) -> Option<u64> {
         let (i, present) = self.locate(k, e);
         if !present {
             return None;
@@ -286,8 +286,7 @@ impl Workload for Dict {
         let mut t = Table::new(slots_for(self.keys), &mut space);
         let mut rng = component_rng(self.seed, "workload.dict.prefill");
         {
-            let mut null = NullSink;
-            let mut quiet = Emitter::new(&mut null);
+            let mut quiet = Quiet;
             for k in 1..=self.keys {
                 if rng.gen::<f64>() < self.prefill {
                     t.insert(k, 0, &mut quiet);
@@ -322,6 +321,7 @@ impl Workload for Dict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::NullSink;
     use crate::workload::tests::{distinct_pages, emitted};
     use std::collections::HashMap;
 

@@ -8,6 +8,10 @@
 //!   start at the range's first byte, so an unaligned range can straddle cache
 //!   lines as a real copy does.
 //!
+//! - [`Emit`] is what data-structure code emits through: the run's
+//!   [`Emitter`], or [`Quiet`] for set-up phases a workload does not emit
+//!   (building an index, warming a cache), which then cost nothing.
+//!
 //! ## Choices
 //! - [`mix64`] is splitmix64's finaliser: a bijection on `u64`, so
 //!   `mix64(base + i)` gives distinct pseudo-random keys for distinct `i`.
@@ -15,6 +19,40 @@
 //!   sign bit cleared), used to scramble Zipfian ranks and to name records.
 
 use super::Emitter;
+
+/// A destination for a data structure's accesses.
+pub trait Emit {
+    fn ins(&mut self, n: u32);
+    fn load(&mut self, vaddr: u64, size: u8);
+    fn store(&mut self, vaddr: u64, size: u8);
+}
+
+impl Emit for Emitter<'_> {
+    #[inline(always)]
+    fn ins(&mut self, n: u32) {
+        Emitter::ins(self, n)
+    }
+    #[inline(always)]
+    fn load(&mut self, vaddr: u64, size: u8) {
+        Emitter::load(self, vaddr, size)
+    }
+    #[inline(always)]
+    fn store(&mut self, vaddr: u64, size: u8) {
+        Emitter::store(self, vaddr, size)
+    }
+}
+
+/// Discards everything, at no cost (set-up phases that are not emitted).
+pub struct Quiet;
+
+impl Emit for Quiet {
+    #[inline(always)]
+    fn ins(&mut self, _: u32) {}
+    #[inline(always)]
+    fn load(&mut self, _: u64, _: u8) {}
+    #[inline(always)]
+    fn store(&mut self, _: u64, _: u8) {}
+}
 
 /// Bytes covered by one emitted access of a bulk copy.
 pub const CHUNK: u64 = 64;
@@ -42,7 +80,7 @@ pub fn fnv64(v: u64) -> u64 {
 
 /// Read `len` bytes from `addr`: one load per 64 bytes, `ins` instructions each.
 #[inline]
-pub fn load_range(e: &mut Emitter, addr: u64, len: u64, ins: u32) {
+pub fn load_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
     let mut off = 0;
     while off < len {
         let n = CHUNK.min(len - off);
@@ -54,7 +92,7 @@ pub fn load_range(e: &mut Emitter, addr: u64, len: u64, ins: u32) {
 
 /// Write `len` bytes at `addr`: one store per 64 bytes, `ins` instructions each.
 #[inline]
-pub fn store_range(e: &mut Emitter, addr: u64, len: u64, ins: u32) {
+pub fn store_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
     let mut off = 0;
     while off < len {
         let n = CHUNK.min(len - off);
@@ -67,7 +105,7 @@ pub fn store_range(e: &mut Emitter, addr: u64, len: u64, ins: u32) {
 /// Copy `len` bytes from `src` to `dst`: a load then a store per 64 bytes,
 /// `ins` instructions per pair.
 #[inline]
-pub fn copy_range(e: &mut Emitter, src: u64, dst: u64, len: u64, ins: u32) {
+pub fn copy_range(e: &mut impl Emit, src: u64, dst: u64, len: u64, ins: u32) {
     let mut off = 0;
     while off < len {
         let n = CHUNK.min(len - off);
@@ -76,6 +114,36 @@ pub fn copy_range(e: &mut Emitter, src: u64, dst: u64, len: u64, ins: u32) {
         e.store(dst + off, n as u8);
         off += n;
     }
+}
+
+/// Ask the kernel to back `v`'s buffer with transparent huge pages where it
+/// is 2 MiB-aligned. Host speed only (large host arrays probed at random stop
+/// missing the host TLB); results are unaffected. Call before first touch.
+pub fn advise_huge<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start + v.capacity() * std::mem::size_of::<T>();
+        let (a, b) = (start.next_multiple_of(HUGE), end & !(HUGE - 1));
+        if b > a {
+            // SAFETY: [a, b) lies inside `v`'s own allocation; the advice is a
+            // hint that never changes contents, and failure is harmless.
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
+/// `vec![fill; len]`, advised as huge pages (see [`advise_huge`]).
+pub fn huge_vec<T: Copy>(len: usize, fill: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(len);
+    advise_huge(&v);
+    v.resize(len, fill);
+    v
 }
 
 /// Smallest prime `>= n` (trial division; called only when tables grow).

@@ -51,9 +51,9 @@
 //! - memcached's LRU crawler, slab rebalancer, statistics and locks are not
 //!   modelled.
 
-use super::kit::{copy_range, fnv64, load_range, store_range};
+use super::kit::{advise_huge, copy_range, fnv64, huge_vec, load_range, store_range, Emit, Quiet};
 use super::zipf::ScrambledZipf;
-use super::{AddressSpace, Emitter, NullSink, ParamDoc, Params, Workload, WorkloadInfo};
+use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
 use crate::rng::component_rng;
 use rand::Rng;
@@ -69,7 +69,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 const PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "memory", default: "256MiB", doc: "slab memory limit (memcached -m), 1MiB to 1TiB" },
     ParamDoc { name: "keys", default: "2M", doc: "distinct keys in the request stream" },
-    ParamDoc { name: "requests", default: "2M", doc: "client requests (gets and sets)" },
+    ParamDoc { name: "requests", default: "1M", doc: "client requests (gets and sets)" },
     ParamDoc { name: "get_fraction", default: "0.9", doc: "fraction of requests that are gets" },
     ParamDoc { name: "theta", default: "0.99", doc: "Zipfian skew of key popularity, 0 (uniform) to 0.9999" },
     ParamDoc { name: "key_size", default: "32", doc: "key length in bytes, 8 to 250" },
@@ -230,11 +230,13 @@ impl Cache {
         let a_heads = space.malloc(8 * 256);
         let a_tails = space.malloc(8 * 256);
         let a_table = space.malloc(8 * slots);
+        let items = Vec::with_capacity(cfg.max_items() as usize * 5 / 4);
+        advise_huge(&items);
         Cache {
             cfg,
-            items: Vec::new(),
+            items,
             classes,
-            buckets: vec![NIL; slots as usize],
+            buckets: huge_vec(slots as usize, NIL),
             mask: slots - 1,
             a_table,
             a_heads,
@@ -260,7 +262,7 @@ impl Cache {
     }
 
     /// `slabs_clsid`: the smallest class whose chunks hold `ntotal` bytes.
-    fn class_for(&self, ntotal: u64, e: &mut Emitter) -> usize {
+    fn class_for(&self, ntotal: u64, e: &mut impl Emit) -> usize {
         let mut c = 0;
         loop {
             e.ins(2);
@@ -273,7 +275,7 @@ impl Cache {
     }
 
     /// Walk `key`'s hash chain: (item or NIL, its predecessor or NIL).
-    fn chain_find(&self, key: u32, e: &mut Emitter) -> (u32, u32) {
+    fn chain_find(&self, key: u32, e: &mut impl Emit) -> (u32, u32) {
         let b = self.bucket(key);
         e.ins(20 + self.cfg.key_size);
         e.load(self.a_table + 8 * b as u64, 8);
@@ -297,7 +299,7 @@ impl Cache {
     }
 
     /// `assoc_delete`: find and unchain `it`.
-    fn assoc_delete(&mut self, it: u32, e: &mut Emitter) {
+    fn assoc_delete(&mut self, it: u32, e: &mut impl Emit) {
         let key = self.items[it as usize].key;
         let (found, pred) = self.chain_find(key, e);
         debug_assert_eq!(found, it);
@@ -315,7 +317,7 @@ impl Cache {
     }
 
     /// `assoc_insert`: push `it` on its bucket's chain.
-    fn assoc_insert(&mut self, it: u32, e: &mut Emitter) {
+    fn assoc_insert(&mut self, it: u32, e: &mut impl Emit) {
         let b = self.bucket(self.items[it as usize].key);
         let a = self.items[it as usize].addr;
         e.ins(20 + self.cfg.key_size);
@@ -327,7 +329,7 @@ impl Cache {
     }
 
     /// `item_unlink_q`.
-    fn lru_unlink(&mut self, it: u32, e: &mut Emitter) {
+    fn lru_unlink(&mut self, it: u32, e: &mut impl Emit) {
         let Item { addr, next, prev, class, .. } = self.items[it as usize];
         let c = class as usize;
         e.ins(8);
@@ -356,7 +358,7 @@ impl Cache {
     }
 
     /// `item_link_q`: push `it` at its class's LRU head.
-    fn lru_link(&mut self, it: u32, e: &mut Emitter) {
+    fn lru_link(&mut self, it: u32, e: &mut impl Emit) {
         let addr = self.items[it as usize].addr;
         let c = self.items[it as usize].class as usize;
         let head = self.classes[c].head;
@@ -380,7 +382,7 @@ impl Cache {
     }
 
     /// `do_slabs_free`: push a chunk on its class's free list.
-    fn slab_free(&mut self, it: u32, e: &mut Emitter) {
+    fn slab_free(&mut self, it: u32, e: &mut impl Emit) {
         let c = self.items[it as usize].class as usize;
         let a = self.items[it as usize].addr;
         let sc = self.sc(c);
@@ -400,7 +402,7 @@ impl Cache {
 
     /// `do_slabs_alloc`: pop a free chunk, taking a new 1 MiB page if the
     /// class has none and memory allows. None when neither is possible.
-    fn slab_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut Emitter) -> Option<u32> {
+    fn slab_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<u32> {
         let sc = self.sc(c);
         e.ins(6);
         e.load(sc + SC_CURR, 4);
@@ -445,7 +447,7 @@ impl Cache {
     }
 
     /// `do_item_alloc`: a chunk of class `c`, evicting the LRU tail if needed.
-    fn item_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut Emitter) -> Option<u32> {
+    fn item_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<u32> {
         e.ins(4);
         e.load(self.a_tails + 8 * c as u64, 8);
         let tail = self.classes[c].tail;
@@ -475,7 +477,7 @@ impl Cache {
 
     /// Unlink `it` from the hash and its LRU and free its chunk
     /// (`do_item_unlink` then the last `do_item_remove`).
-    fn unlink(&mut self, it: u32, e: &mut Emitter) {
+    fn unlink(&mut self, it: u32, e: &mut impl Emit) {
         let a = self.items[it as usize].addr;
         e.ins(4);
         e.store(a + FLAGS, 1);
@@ -487,7 +489,7 @@ impl Cache {
     }
 
     /// A `set` whose request line is in `rbuf`. False if memory ran out.
-    pub fn set(&mut self, key: u32, now: u32, rbuf: u64, space: &mut AddressSpace, e: &mut Emitter) -> bool {
+    pub fn set(&mut self, key: u32, now: u32, rbuf: u64, space: &mut AddressSpace, e: &mut impl Emit) -> bool {
         let vlen = self.value_len(key);
         let ntotal = item_total(self.cfg.key_size, vlen);
         let c = self.class_for(ntotal, e);
@@ -538,7 +540,7 @@ impl Cache {
     }
 
     /// A `get`; true on a hit (the value is sent).
-    pub fn get(&mut self, key: u32, now: u32, e: &mut Emitter) -> bool {
+    pub fn get(&mut self, key: u32, now: u32, e: &mut impl Emit) -> bool {
         let (it, _) = self.chain_find(key, e);
         if it == NIL {
             return false;
@@ -663,14 +665,14 @@ struct Conn {
 }
 
 /// The request line arriving and being tokenised.
-fn receive(c: &Conn, len: u64, e: &mut Emitter) {
+fn receive(c: &Conn, len: u64, e: &mut impl Emit) {
     e.ins(INS_REQUEST);
     e.load(c.addr, 8);
     store_range(e, c.rbuf, len, INS_COPY);
     load_range(e, c.rbuf, len, INS_PARSE);
 }
 
-fn respond(c: &Conn, e: &mut Emitter) {
+fn respond(c: &Conn, e: &mut impl Emit) {
     e.ins(4);
     e.store(c.wbuf, 5);
     e.load(c.wbuf, 5);
@@ -686,8 +688,7 @@ impl Workload for KvCache {
         let mut cache = Cache::new(self.cfg.clone(), &mut space);
         let ks = self.cfg.key_size as u64;
         if self.warmup {
-            let mut null = NullSink;
-            let mut quiet = Emitter::new(&mut null);
+            let mut quiet = Quiet;
             for k in 0..self.cfg.keys as u32 {
                 cache.set(k, 0, conns[0].rbuf, &mut space, &mut quiet);
             }
@@ -733,6 +734,7 @@ impl Workload for KvCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::NullSink;
     use crate::workload::tests::{distinct_pages, emitted, params};
     use std::collections::{BTreeMap, HashMap};
 

@@ -218,13 +218,33 @@ fn application_defaults_have_tens_to_hundreds_of_mib() {
 #[ignore]
 fn generator_throughput() {
     for (name, _, _) in APPS {
+        let w = find(name).unwrap();
+        let p = Params::resolve(w.name, w.params, &BTreeMap::new(), 0).unwrap();
+        let mib = (w.footprint)(&p).unwrap() as f64 / (1 << 20) as f64;
         let b = bench_generator(name, &BTreeMap::new(), 1).unwrap();
         println!(
-            "{name:16} {:>6.1} M accesses in {:>5.2} s: {:>6.1} M accesses/s, {:.1} instructions/access",
+            "{name:16} {mib:>6.0} MiB {:>6.1} M accesses in {:>5.2} s: {:>6.1} M accesses/s, {:.1} instructions/access",
             b.accesses as f64 / 1e6,
             b.seconds,
             b.accesses_per_sec / 1e6,
             b.instructions as f64 / b.accesses as f64
         );
     }
+}
+
+#[test]
+#[ignore]
+fn generator_probe() {
+    let name = std::env::var("WL").unwrap();
+    let kv: Vec<(String, String)> = std::env::var("KV")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|s| {
+            let (k, v) = s.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let given: BTreeMap<String, String> = kv.into_iter().collect();
+    let b = bench_generator(&name, &given, 1).unwrap();
+    println!("{name} {:.1} M accesses {:.2} s {:.1} M/s", b.accesses as f64 / 1e6, b.seconds, b.accesses_per_sec / 1e6);
 }

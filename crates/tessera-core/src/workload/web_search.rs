@@ -39,7 +39,7 @@
 
 use rand::Rng;
 
-use super::kit::mix64;
+use super::kit::{advise_huge, mix64};
 use super::zipf::{zeta, Zipf};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
@@ -57,7 +57,7 @@ const PARAMS: &[ParamDoc] = &[
     ParamDoc { name: "docs", default: "4M", doc: "documents in the index, up to 2^32-1" },
     ParamDoc { name: "terms", default: "1M", doc: "distinct terms (more than 100)" },
     ParamDoc { name: "postings", default: "24M", doc: "total postings (8 bytes each)" },
-    ParamDoc { name: "queries", default: "20k", doc: "queries served" },
+    ParamDoc { name: "queries", default: "10k", doc: "queries served" },
     ParamDoc { name: "theta", default: "0.99", doc: "Zipfian skew of term document frequencies, 0 to 0.9999" },
     ParamDoc { name: "query_theta", default: "0.9", doc: "Zipfian skew of query-term popularity, 0 to 0.9999" },
     ParamDoc { name: "top_k", default: "10", doc: "results per query, 1 to 1000" },
@@ -149,6 +149,7 @@ impl Index {
         let mut offset = Vec::with_capacity(n as usize);
         let mut df = Vec::with_capacity(n as usize);
         let mut postings = Vec::with_capacity(c.postings as usize + n as usize);
+        advise_huge(&postings);
         for &want in &df_target {
             let start = postings.len() as u64;
             let p = want as f64 / c.docs as f64;

@@ -52,7 +52,7 @@
 //!   unionized points plus the few points since. The emitted load is the same;
 //!   the host saves the index grid's size (5.3 GiB for `large`).
 
-use super::kit::mix64;
+use super::kit::{advise_huge, huge_vec, mix64};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
 
@@ -171,6 +171,7 @@ impl XsData {
         let len = n_iso * n_gp;
         let mut s = derive(seed, 42, 0x6772_6964);
         let mut grid: Vec<[f64; 6]> = Vec::with_capacity(len);
+        advise_huge(&grid);
         for _ in 0..len {
             let mut p = [0.0; 6];
             for v in p.iter_mut() {
@@ -183,11 +184,15 @@ impl XsData {
         }
         let mut pairs: Vec<(f64, u16)> = (0..len).map(|i| (grid[i][0], (i / n_gp) as u16)).collect();
         pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let egrid: Vec<f64> = pairs.iter().map(|p| p.0).collect();
-        let owner: Vec<u16> = pairs.iter().map(|p| p.1).collect();
+        let mut egrid: Vec<f64> = Vec::with_capacity(len);
+        advise_huge(&egrid);
+        egrid.extend(pairs.iter().map(|p| p.0));
+        let mut owner: Vec<u16> = Vec::with_capacity(len);
+        advise_huge(&owner);
+        owner.extend(pairs.iter().map(|p| p.1));
         drop(pairs);
         let rows = (len - 1) / CKPT + 1;
-        let mut ckpt = vec![0u32; rows * n_iso];
+        let mut ckpt = huge_vec(rows * n_iso, 0u32);
         let mut counts = vec![0u32; n_iso];
         for (e, &o) in owner.iter().enumerate() {
             counts[o as usize] += 1;
