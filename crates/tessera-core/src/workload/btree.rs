@@ -212,43 +212,42 @@ impl Tree {
     /// First index whose key is `> k` (the child to descend into).
     #[inline]
     fn upper_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
-        let (a, b) = (self.addr(n), self.base(n) + 3);
-        e.ins(INS_NKEYS);
-        e.load(a, 4);
-        let keys = &self.node[b..b + self.nkeys(n)];
-        let (mut lo, mut hi) = (0, keys.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            e.ins(INS_PROBE);
-            e.load(a + 8 + 8 * mid as u64, 8);
-            if keys[mid] <= k {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        let b = self.base(n) + 3;
+        let p = self.node[b..b + self.nkeys(n)].iter().filter(|&&x| x <= k).count();
+        self.emit_search(n, p, e);
+        p
     }
 
     /// First index whose key is `>= k`.
     #[inline]
     fn lower_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
-        let (a, b) = (self.addr(n), self.base(n) + 3);
+        let b = self.base(n) + 3;
+        let p = self.node[b..b + self.nkeys(n)].iter().filter(|&&x| x < k).count();
+        self.emit_search(n, p, e);
+        p
+    }
+
+    /// Emit the program's binary search of node `n` ending at position `p`:
+    /// the `nkeys` load, then one key load per probe. Which half a probe
+    /// keeps depends only on whether it lies before `p`, so the host finds
+    /// `p` with a branch-free count (its independent loads overlap their
+    /// cache misses) and replays the probes without reading the keys again.
+    #[inline(always)]
+    fn emit_search(&self, n: u32, p: usize, e: &mut impl Emit) {
+        let a = self.addr(n);
         e.ins(INS_NKEYS);
         e.load(a, 4);
-        let keys = &self.node[b..b + self.nkeys(n)];
-        let (mut lo, mut hi) = (0, keys.len());
+        let (mut lo, mut hi) = (0, self.nkeys(n));
         while lo < hi {
             let mid = (lo + hi) / 2;
             e.ins(INS_PROBE);
             e.load(a + 8 + 8 * mid as u64, 8);
-            if keys[mid] < k {
+            if mid < p {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        lo
     }
 
     /// Descend from the root to the leaf that would hold `k`, recording the
@@ -414,7 +413,7 @@ impl Tree {
             let l = (f + 2) / 2;
             (l, l, l, self.tk[l])
         } else {
-            let m = (f + 1) / 2;
+            let m = f.div_ceil(2);
             (m, m + 1, m + 1, self.tk[m])
         };
         // Emit: header of the new node, entries moved to it, and the entries of

@@ -150,7 +150,7 @@ impl Netlist {
         let mut outs = vec![Growing::default(); n];
         let mut out_deg = vec![0u32; n];
         fanin_off.push(0);
-        for i in 0..n {
+        for (i, fanin_vec) in ins.iter_mut().enumerate() {
             let d = rng.gen_range(1..=2 * fanin - 1);
             for _ in 0..d {
                 let mut src = rng.gen_range(0..n - 1);
@@ -158,7 +158,7 @@ impl Netlist {
                     src += 1;
                 }
                 fanin_list.push(src as u32);
-                ins[i].push(space);
+                fanin_vec.push(space);
                 outs[src].push(space);
                 out_deg[src] += 1;
             }

@@ -336,7 +336,7 @@ impl Writer {
         e.store(a, 8);
         e.store(a + 8, 8);
         copy_range(e, value_src, a + 16, vs, INS_COPY);
-        if i as usize % INDEX_INTERVAL == 0 {
+        if (i as usize).is_multiple_of(INDEX_INTERVAL) {
             e.ins(4);
             e.store(self.t.a_index + 16 * (i / INDEX_INTERVAL as u64), 16);
         }

@@ -143,9 +143,11 @@ fn recorded_trace_replays_with_identical_stats() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Small configurations of the application workloads, and the parameter that
-/// makes each run (practically) forever.
-const APPS: &[(&str, &[(&str, &str)], &str)] = &[
+/// A workload, small parameters for it, and the parameter that makes it run
+/// (practically) forever.
+type AppCase = (&'static str, &'static [(&'static str, &'static str)], &'static str);
+
+const APPS: &[AppCase] = &[
     ("btree", &[("keys", "20000"), ("lookups", "20000")], "lookups"),
     ("xsbench", &[("gridpoints", "200"), ("lookups", "2000")], "lookups"),
     ("dict", &[("keys", "10000"), ("ops", "50000")], "ops"),

@@ -36,6 +36,9 @@
 //!   and fetching stored documents for snippets are not modelled.
 //! - Term frequencies are derived from (term, doc) by a hash, so the host
 //!   keeps only doc ids (4 bytes per posting).
+//! - Terms occur in documents independently, so conjunctions of rarer terms
+//!   are often small or empty (real query terms co-occur more); the work of
+//!   walking and galloping through the lists is done either way.
 
 use rand::Rng;
 
@@ -338,10 +341,10 @@ impl Searcher {
         'docs: for (i, &d) in lead.iter().enumerate() {
             e.ins(INS_POSTING);
             e.load(ix.posting_addr(terms[0], i), 8);
-            for j in 1..terms.len() {
-                let list = ix.list(terms[j]);
-                let c = gallop(ix, terms[j], list, self.cursors[j], d, e);
-                self.cursors[j] = c;
+            for (&t, cursor) in terms.iter().zip(self.cursors.iter_mut()).skip(1) {
+                let list = ix.list(t);
+                let c = gallop(ix, t, list, *cursor, d, e);
+                *cursor = c;
                 if c == list.len() {
                     break 'docs;
                 }

@@ -205,11 +205,9 @@ impl XsData {
         let num_nucs = [fuel, 5, 4, 4, 27, 21, 21, 21, 21, 21, 9, 9];
         let max_nucs = fuel;
         let mut mats = vec![0u32; 12 * max_nucs];
-        for (i, &n) in FUEL_SMALL.iter().enumerate() {
-            mats[i] = n;
-        }
-        for i in 34..fuel {
-            mats[i] = 68 + (i - 34) as u32;
+        mats[..34].copy_from_slice(&FUEL_SMALL);
+        for (i, m) in mats[34..fuel].iter_mut().enumerate() {
+            *m = 68 + i as u32;
         }
         let lists: [&[u32]; 11] =
             [&CLADDING, &WATER, &WATER, &RPV, &REFLECTOR, &REFLECTOR, &REFLECTOR, &REFLECTOR, &REFLECTOR, &FA_END, &FA_END];
