@@ -669,6 +669,51 @@ mod tests {
     }
 
     #[test]
+    fn replayed_probes_are_a_real_binary_search() {
+        use crate::workload::emit::VecSink;
+        let mut space = AddressSpace::new();
+        let mut t = Tree::new(16, &mut space);
+        quiet(|e| (0..3000u64).for_each(|i| {
+            t.insert(mix64(i) >> 1, i as u32, &mut space, e);
+        }));
+        let mut rng = component_rng(1, "t");
+        for _ in 0..2000 {
+            let n = rng.gen_range(0..t.nodes()) as u32;
+            let k = match rng.gen_range(0..3) {
+                0 => t.key(n, rng.gen_range(0..t.nkeys(n))),
+                1 => rng.gen::<u64>() >> 1,
+                _ => 0,
+            };
+            for upper in [false, true] {
+                // The search as the C program does it, reading keys.
+                let mut want = VecSink::default();
+                let mut e = Emitter::new(&mut want);
+                e.ins(INS_NKEYS);
+                e.load(t.addr(n), 4);
+                let (mut lo, mut hi) = (0, t.nkeys(n));
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    e.ins(INS_PROBE);
+                    e.load(t.key_addr(n, mid), 8);
+                    let go_right = if upper { t.key(n, mid) <= k } else { t.key(n, mid) < k };
+                    if go_right {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                e.finish();
+                let mut got = VecSink::default();
+                let mut e = Emitter::new(&mut got);
+                let p = if upper { t.upper_bound(n, k, &mut e) } else { t.lower_bound(n, k, &mut e) };
+                e.finish();
+                assert_eq!(p, lo);
+                assert_eq!(got.records, want.records);
+            }
+        }
+    }
+
+    #[test]
     fn sorted_and_reverse_insertion_keep_the_tree_valid() {
         for keys in [(0..5000u64).collect::<Vec<_>>(), (0..5000u64).rev().collect()] {
             let mut space = AddressSpace::new();
