@@ -233,20 +233,3 @@ fn generator_throughput() {
         );
     }
 }
-
-#[test]
-#[ignore]
-fn generator_probe() {
-    let name = std::env::var("WL").unwrap();
-    let kv: Vec<(String, String)> = std::env::var("KV")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|s| {
-            let (k, v) = s.split_once('=').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    let given: BTreeMap<String, String> = kv.into_iter().collect();
-    let b = bench_generator(&name, &given, 1).unwrap();
-    println!("{name} {:.1} M accesses {:.2} s {:.1} M/s", b.accesses as f64 / 1e6, b.seconds, b.accesses_per_sec / 1e6);
-}
