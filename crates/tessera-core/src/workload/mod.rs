@@ -25,8 +25,20 @@ pub mod emit;
 pub mod layout;
 pub mod params;
 
+pub mod kit;
+pub mod zipf;
+
+pub mod btree;
+pub mod canneal;
+pub mod data_analytics;
+pub mod data_serving;
+pub mod dict;
 pub mod gups;
+pub mod kvcache;
+pub mod media_streaming;
 pub mod micro;
+pub mod web_search;
+pub mod xsbench;
 
 pub mod graph;
 pub mod graph500_bfs;
@@ -90,6 +102,15 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
     matching::INFO,
     mis::INFO,
     graph_analytics::INFO,
+    btree::INFO,
+    xsbench::INFO,
+    dict::INFO,
+    canneal::INFO,
+    kvcache::INFO,
+    data_analytics::INFO,
+    data_serving::INFO,
+    web_search::INFO,
+    media_streaming::INFO,
 ];
 
 /// The registered workload called `name`.

@@ -142,3 +142,94 @@ fn recorded_trace_replays_with_identical_stats() {
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A workload, small parameters for it, and the parameter that makes it run
+/// (practically) forever.
+type AppCase = (&'static str, &'static [(&'static str, &'static str)], &'static str);
+
+const APPS: &[AppCase] = &[
+    ("btree", &[("keys", "20000"), ("lookups", "20000")], "lookups"),
+    ("xsbench", &[("gridpoints", "200"), ("lookups", "2000")], "lookups"),
+    ("dict", &[("keys", "10000"), ("ops", "50000")], "ops"),
+    ("canneal", &[("elements", "5000"), ("swaps", "2000"), ("steps", "3")], "steps"),
+    ("kvcache", &[("memory", "4MiB"), ("keys", "20000"), ("requests", "20000")], "requests"),
+    ("data-analytics", &[("docs", "300"), ("vocab", "10000")], "docs"),
+    ("data-serving", &[("records", "5000"), ("ops", "5000"), ("memtable", "128KiB")], "ops"),
+    ("web-search", &[("docs", "20000"), ("terms", "2000"), ("postings", "100000"), ("queries", "300")], "queries"),
+    ("media-streaming", &[("streams", "10"), ("files", "10"), ("file_size", "256KiB"), ("bytes", "4MiB")], "bytes"),
+];
+
+#[test]
+fn application_workloads_are_deterministic_from_their_seed() {
+    for (name, kv, _) in APPS {
+        let a = emitted(name, kv, 7);
+        assert!(a.len() > 1000, "{name}");
+        assert_eq!(a, emitted(name, kv, 7), "{name} not deterministic");
+        assert_ne!(a, emitted(name, kv, 8), "{name} ignores its seed");
+    }
+    for (name, kv, _) in &APPS[..2] {
+        assert_eq!(emitted(name, kv, 3), streamed(name, kv, 3), "{name}");
+    }
+}
+
+#[test]
+fn application_workloads_stop_when_the_consumer_does() {
+    for (name, kv, forever) in APPS {
+        let mut kv = kv.to_vec();
+        kv.retain(|(k, _)| k != forever);
+        kv.push((forever, if *forever == "bytes" { "1TiB" } else { "1000G" }));
+        let (info, p) = resolve(name, &params(&kv), 0).unwrap();
+        let mut w = (info.build)(&p).unwrap();
+        let mut sink = StopAfter { batches: 0, records: 0 };
+        let mut e = Emitter::new(&mut sink);
+        w.run(&mut e).unwrap();
+        assert!(e.stopped(), "{name}");
+        e.finish();
+        assert_eq!(sink.records, 2 * BATCH_LEN, "{name}");
+    }
+}
+
+/// Takes two batches, then asks to stop.
+struct StopAfter {
+    batches: usize,
+    records: usize,
+}
+
+impl BatchSink for StopAfter {
+    fn take(&mut self, b: &mut AccessBatch, _progress: (u64, u64)) -> bool {
+        self.records += b.len();
+        b.clear();
+        self.batches += 1;
+        self.batches < 2
+    }
+}
+
+#[test]
+fn application_defaults_have_tens_to_hundreds_of_mib() {
+    for (name, _, _) in APPS {
+        let w = find(name).unwrap();
+        let p = Params::resolve(w.name, w.params, &BTreeMap::new(), 0).unwrap();
+        let mib = (w.footprint)(&p).unwrap() >> 20;
+        assert!((16..=1024).contains(&mib), "{name}: {mib} MiB");
+    }
+}
+
+/// Generator throughput at the default parameters (release build):
+/// `cargo test -p tessera-core --release --lib generator_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn generator_throughput() {
+    for (name, _, _) in APPS {
+        let w = find(name).unwrap();
+        let p = Params::resolve(w.name, w.params, &BTreeMap::new(), 0).unwrap();
+        let mib = (w.footprint)(&p).unwrap() as f64 / (1 << 20) as f64;
+        let b = bench_generator(name, &BTreeMap::new(), 1).unwrap();
+        println!(
+            "{name:16} {mib:>6.0} MiB {:>6.1} M accesses in {:>5.2} s: {:>6.1} M accesses/s, {:.1} instructions/access",
+            b.accesses as f64 / 1e6,
+            b.seconds,
+            b.accesses_per_sec / 1e6,
+            b.instructions as f64 / b.accesses as f64
+        );
+    }
+}
