@@ -26,12 +26,20 @@
 //! - Lengths read from the file are bounded before anything is allocated
 //!   (metadata ≤ 16 MiB, a block ≤ zstd's bound for 1 MiB), so a flipped length
 //!   byte cannot make the reader allocate gigabytes.
-//! - The writer compresses at zstd level [`ZSTD_LEVEL`] and fsyncs before the
+//! - The writer compresses at zstd level [`ZSTD_LEVEL`] (another level can be
+//!   chosen with [`WriterOptions`]; readers do not care) and fsyncs before the
 //!   rename that publishes the file.
+//! - Optionally ([`WriterOptions::background`]) a second thread compresses,
+//!   checksums and writes the blocks, fed through a bounded queue of
+//!   `QUEUE_BLOCKS` (2) blocks; the file is byte-for-byte the same. An error on
+//!   that thread is reported by the next block handed over or by `finish`;
+//!   an unfinished writer's drop waits for the thread, so the temporary file
+//!   is gone when the drop returns.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::access::{AccessBatch, AccessKind};
 use crate::error::{Error, Location, Result};
@@ -387,21 +395,175 @@ pub struct NativeSummary {
     pub bytes: u64,
 }
 
-/// Writes a native trace atomically: into a temporary file in the same
-/// directory, renamed into place by [`NativeWriter::finish`]. Dropped
-/// unfinished (error, panic, forgotten `finish`), it removes the temporary file.
-pub struct NativeWriter {
+/// How a [`NativeWriter`] compresses its blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// zstd level of every block (any level gives a file every reader reads).
+    pub level: i32,
+    /// Compress, checksum and write blocks on a second thread, so the caller
+    /// fills the next block meanwhile.
+    pub background: bool,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            level: ZSTD_LEVEL,
+            background: false,
+        }
+    }
+}
+
+/// Blocks filled but not yet taken by the background thread: with the one
+/// being filled and the one being compressed, at most 4 MiB of records.
+const QUEUE_BLOCKS: usize = 2;
+
+/// Compresses, checksums and writes whole blocks to the output.
+struct BlockSink {
     out: AtomicOutput,
     comp: zstd::bulk::Compressor<'static>,
-    raw: Vec<u8>,
     cbuf: Vec<u8>,
-    records: u64,
-    instructions: u64,
     blocks: u64,
 }
 
+impl BlockSink {
+    fn write_block(&mut self, raw: &[u8]) -> Result<()> {
+        if raw.is_empty() {
+            return Ok(());
+        }
+        self.cbuf.clear();
+        self.comp
+            .compress_to_buffer(raw, &mut self.cbuf)
+            .map_err(|e| Error::io(self.out.dest_name(), e))?;
+        let mut h = [0u8; BLOCK_HEADER_LEN];
+        h[0..4].copy_from_slice(&(self.cbuf.len() as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((raw.len() / RECORD_LEN) as u32).to_le_bytes());
+        h[8..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(raw).to_le_bytes());
+        self.out.write_all(&h)?;
+        let cbuf = std::mem::take(&mut self.cbuf);
+        let res = self.out.write_all(&cbuf);
+        self.cbuf = cbuf;
+        res?;
+        self.blocks += 1;
+        Ok(())
+    }
+}
+
+/// The background thread and its queues. Dropping it (an unfinished writer)
+/// closes the queue and waits for the thread, which drops the output and so
+/// removes the temporary file before the drop returns.
+struct Pipeline {
+    /// Full blocks to the thread (bounded: the caller waits when it is behind).
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    /// Emptied block buffers back from the thread, for reuse.
+    free: std::sync::mpsc::Receiver<Vec<u8>>,
+    thread: Option<std::thread::JoinHandle<Result<BlockSink>>>,
+    /// Bytes the thread has written so far.
+    written: std::sync::Arc<AtomicU64>,
+    dest: String,
+}
+
+impl Pipeline {
+    fn start(mut sink: BlockSink) -> Result<Pipeline> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(QUEUE_BLOCKS);
+        let (free_tx, free) = std::sync::mpsc::channel::<Vec<u8>>();
+        let written = std::sync::Arc::new(AtomicU64::new(sink.out.written()));
+        let w = written.clone();
+        let dest = sink.out.dest_name();
+        let thread = std::thread::Builder::new()
+            .name("tessera-trace-writer".into())
+            .spawn(move || {
+                for raw in rx {
+                    sink.write_block(&raw)?;
+                    w.store(sink.out.written(), Ordering::Relaxed);
+                    // The writer may be gone already (finishing): keep going.
+                    let _ = free_tx.send(raw);
+                }
+                Ok(sink)
+            })
+            .map_err(|e| Error::io(dest.clone(), e))?;
+        Ok(Pipeline {
+            tx: Some(tx),
+            free,
+            thread: Some(thread),
+            written,
+            dest,
+        })
+    }
+
+    /// Hand a full block to the thread; returns an empty buffer to fill next.
+    fn send(&mut self, raw: Vec<u8>) -> Result<Vec<u8>> {
+        let tx = self.tx.as_ref().expect("pipeline used after finish");
+        if tx.send(raw).is_err() {
+            // The thread stopped on an error: report it.
+            return Err(self.join().err().unwrap_or_else(|| self.lost()));
+        }
+        Ok(self
+            .free
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BLOCK_RECORDS * RECORD_LEN)))
+    }
+
+    fn lost(&self) -> Error {
+        Error::io(
+            self.dest.clone(),
+            std::io::Error::other("the trace writer thread stopped unexpectedly"),
+        )
+    }
+
+    /// Close the queue and wait for every block to be written.
+    fn join(&mut self) -> Result<BlockSink> {
+        self.tx = None;
+        match self.thread.take() {
+            Some(t) => match t.join() {
+                Ok(r) => r,
+                Err(p) => std::panic::resume_unwind(p),
+            },
+            None => Err(self.lost()),
+        }
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            // A panic of the thread is not re-raised from a drop.
+            let _ = t.join();
+        }
+    }
+}
+
+enum Sink {
+    Inline(BlockSink),
+    Background(Pipeline),
+}
+
+/// Writes a native trace atomically: into a temporary file in the same
+/// directory, renamed into place by [`NativeWriter::finish`]. Dropped
+/// unfinished (error, panic, forgotten `finish`), it removes the temporary file.
+///
+/// With [`WriterOptions::background`], blocks are compressed and written by a
+/// second thread; the file is byte-for-byte the one the inline writer makes
+/// with the same level.
+pub struct NativeWriter {
+    sink: Sink,
+    /// The block being filled: `raw[..raw_len]` holds whole records; `raw`
+    /// itself is one block long so callers can fill its tail in place.
+    raw: Vec<u8>,
+    raw_len: usize,
+    records: u64,
+    instructions: u64,
+}
+
+const BLOCK_BYTES: usize = BLOCK_RECORDS * RECORD_LEN;
+
 impl NativeWriter {
     pub fn create(path: &Path, meta: serde_json::Value) -> Result<Self> {
+        Self::create_with(path, meta, WriterOptions::default())
+    }
+
+    pub fn create_with(path: &Path, meta: serde_json::Value, opts: WriterOptions) -> Result<Self> {
         let name = display_name(path);
         let meta = serde_json::to_vec(&meta).map_err(|e| {
             Error::io(
@@ -419,7 +581,7 @@ impl NativeWriter {
             ));
         }
         let comp =
-            zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| Error::io(name.clone(), e))?;
+            zstd::bulk::Compressor::new(opts.level).map_err(|e| Error::io(name.clone(), e))?;
         let mut out = AtomicOutput::create(path)?;
         let mut h = Vec::with_capacity(HEADER_LEN as usize + meta.len());
         h.extend_from_slice(&MAGIC);
@@ -428,14 +590,23 @@ impl NativeWriter {
         h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         h.extend_from_slice(&meta);
         out.write_all(&h)?;
-        Ok(NativeWriter {
+        let sink = BlockSink {
             out,
             comp,
-            raw: Vec::with_capacity(BLOCK_RECORDS * RECORD_LEN),
             cbuf: Vec::with_capacity(max_compressed_len()),
+            blocks: 0,
+        };
+        let sink = if opts.background {
+            Sink::Background(Pipeline::start(sink)?)
+        } else {
+            Sink::Inline(sink)
+        };
+        Ok(NativeWriter {
+            sink,
+            raw: vec![0; BLOCK_BYTES],
+            raw_len: 0,
             records: 0,
             instructions: 0,
-            blocks: 0,
         })
     }
 
@@ -449,72 +620,101 @@ impl NativeWriter {
         let mut i = 0;
         let n = b.len();
         while i < n {
-            let room = BLOCK_RECORDS - self.raw.len() / RECORD_LEN;
+            let room = (BLOCK_BYTES - self.raw_len) / RECORD_LEN;
             let take = room.min(n - i);
-            for j in i..i + take {
-                let mut rec = [0u8; RECORD_LEN];
+            let dst = &mut self.raw[self.raw_len..self.raw_len + take * RECORD_LEN];
+            let mut instructions = 0u64;
+            for (j, rec) in (i..i + take).zip(dst.chunks_exact_mut(RECORD_LEN)) {
                 rec[0..8].copy_from_slice(&b.vaddr[j].to_le_bytes());
                 rec[8..12].copy_from_slice(&b.ins_gap[j].to_le_bytes());
                 rec[12..14].copy_from_slice(&b.asid[j].to_le_bytes());
                 rec[14] = b.kind[j] as u8;
                 rec[15] = b.size[j];
-                self.raw.extend_from_slice(&rec);
-                self.instructions += b.ins_gap[j] as u64;
+                instructions += b.ins_gap[j] as u64;
             }
-            self.records += take as u64;
+            self.commit_tail(take, instructions)?;
             i += take;
-            if self.raw.len() == BLOCK_RECORDS * RECORD_LEN {
-                self.flush_block()?;
-            }
+        }
+        Ok(())
+    }
+
+    /// The unfilled rest of the current block (a whole number of records,
+    /// never empty), for a caller that produces records in the native layout
+    /// in place; [`commit_tail`](Self::commit_tail) then takes them.
+    pub fn block_tail(&mut self) -> &mut [u8] {
+        &mut self.raw[self.raw_len..]
+    }
+
+    /// Take the first `n` records of [`block_tail`](Self::block_tail), whose
+    /// `ins_gap`s sum to `instructions`; a full block is passed on to be
+    /// compressed. The caller guarantees each record's kind byte is 0, 1 or 2
+    /// (checked in debug builds): the reader rejects anything else.
+    pub fn commit_tail(&mut self, n: usize, instructions: u64) -> Result<()> {
+        let end = self.raw_len + n * RECORD_LEN;
+        assert!(end <= BLOCK_BYTES, "commit_tail past the end of the block");
+        debug_assert!(self.raw[self.raw_len..end]
+            .chunks_exact(RECORD_LEN)
+            .all(|r| r[14] <= 2));
+        debug_assert_eq!(
+            self.raw[self.raw_len..end]
+                .chunks_exact(RECORD_LEN)
+                .map(|r| u32::from_le_bytes(r[8..12].try_into().unwrap()) as u64)
+                .sum::<u64>(),
+            instructions
+        );
+        self.raw_len = end;
+        self.records += n as u64;
+        self.instructions += instructions;
+        if self.raw_len == BLOCK_BYTES {
+            self.flush_block()?;
         }
         Ok(())
     }
 
     fn flush_block(&mut self) -> Result<()> {
-        if self.raw.is_empty() {
+        if self.raw_len == 0 {
             return Ok(());
         }
-        self.cbuf.clear();
-        self.comp
-            .compress_to_buffer(&self.raw[..], &mut self.cbuf)
-            .map_err(|e| Error::io(self.out.dest_name(), e))?;
-        let mut h = [0u8; BLOCK_HEADER_LEN];
-        h[0..4].copy_from_slice(&(self.cbuf.len() as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&((self.raw.len() / RECORD_LEN) as u32).to_le_bytes());
-        h[8..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(&self.raw).to_le_bytes());
-        self.out.write_all(&h)?;
-        let cbuf = std::mem::take(&mut self.cbuf);
-        let res = self.out.write_all(&cbuf);
-        self.cbuf = cbuf;
-        res?;
-        self.raw.clear();
-        self.blocks += 1;
+        match &mut self.sink {
+            Sink::Inline(s) => s.write_block(&self.raw[..self.raw_len])?,
+            Sink::Background(p) => {
+                let mut full = std::mem::take(&mut self.raw);
+                full.truncate(self.raw_len);
+                let mut next = p.send(full)?;
+                // A returned full block keeps its length: no refill with zeros.
+                next.resize(BLOCK_BYTES, 0);
+                self.raw = next;
+            }
+        }
+        self.raw_len = 0;
         Ok(())
     }
 
-    /// Bytes written so far (compressed blocks flushed to the file).
+    /// Bytes written so far (compressed blocks flushed to the file; with a
+    /// background thread, those it has written).
     pub fn bytes_written(&self) -> u64 {
-        self.out.written()
+        match &self.sink {
+            Sink::Inline(s) => s.out.written(),
+            Sink::Background(p) => p.written.load(Ordering::Relaxed),
+        }
     }
 
     pub fn finish(mut self) -> Result<NativeSummary> {
         self.flush_block()?;
+        let mut sink = match self.sink {
+            Sink::Inline(s) => s,
+            Sink::Background(mut p) => p.join()?,
+        };
         let mut end = [0u8; BLOCK_HEADER_LEN + 24];
         end[16..24].copy_from_slice(&self.records.to_le_bytes());
         end[24..32].copy_from_slice(&self.instructions.to_le_bytes());
         end[32..40].copy_from_slice(&END_MAGIC);
-        self.out.write_all(&end)?;
-        let NativeWriter {
-            out,
-            records,
-            instructions,
-            blocks,
-            ..
-        } = self;
-        let bytes = out.commit()?;
+        sink.out.write_all(&end)?;
+        let blocks = sink.blocks;
+        let bytes = sink.out.commit()?;
         Ok(NativeSummary {
-            records,
-            instructions,
+            records: self.records,
+            instructions: self.instructions,
             blocks,
             bytes,
         })
