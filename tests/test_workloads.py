@@ -109,3 +109,48 @@ def test_bench_workload(cli, tmp_path):
     doc = json.loads(out.read_text())
     row = doc["workloads"][0]
     assert row["generator"]["accesses"] == 40000 and row["simulation"]["accesses"] == 40000
+
+
+#: Small parameters for every workload (mirrors crates/tessera-core/tests/workloads_replay.rs).
+SMALL = {
+    "gups": {"table": "1MiB", "updates": "5000"},
+    "sequential": {"footprint": "1MiB", "accesses": "5000"},
+    "strided": {"footprint": "1MiB", "accesses": "5000"},
+    "uniform": {"footprint": "1MiB", "accesses": "5000"},
+    "pointer-chase": {"footprint": "1MiB", "accesses": "5000"},
+    "graph500-bfs": {"scale": "8", "roots": "1"},
+    "bfs": {"scale": "8"},
+    "mst": {"scale": "8"},
+    "spmv": {"scale": "8"},
+    "setcover": {"scale": "8"},
+    "matching": {"scale": "8"},
+    "mis": {"scale": "8"},
+    "graph-analytics": {"scale": "8", "iterations": "1"},
+    "btree": {"keys": "2000", "lookups": "2000"},
+    "xsbench": {"gridpoints": "200", "lookups": "100"},
+    "dict": {"keys": "2000", "ops": "5000"},
+    "canneal": {"elements": "2000", "swaps": "100", "steps": "2"},
+    "kvcache": {"memory": "8MiB", "keys": "2000", "requests": "5000"},
+    "data-analytics": {"docs": "200", "vocab": "5000"},
+    "data-serving": {"records": "2000", "ops": "2000", "memtable": "64KiB"},
+    "web-search": {"docs": "5000", "terms": "2000", "postings": "50000", "queries": "50"},
+    "media-streaming": {"streams": "4", "files": "4", "file_size": "64KiB", "bytes": "1MiB"},
+}
+
+
+def test_every_listed_workload_has_small_parameters():
+    assert set(tessera.workloads()) == set(SMALL)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_workload_runs_from_the_cli(cli, tmp_path, name):
+    out = tmp_path / "r.json"
+    args = ["run", "--preset", "sandy_bridge", "--workload", name, "--seed", "2", "--out", out, "-q"]
+    for k, v in SMALL[name].items():
+        args += ["--param", f"{k}={v}"]
+    r = cli(*args)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["source"].startswith(f"workload:{name} ")
+    assert doc["stats"]["counters"]["core.records"] > 0
+    assert doc["stats"]["counters"]["core.instructions"] > 0
