@@ -190,6 +190,30 @@ pub struct RecordSummary {
     pub warnings: Vec<String>,
 }
 
+impl RecordSummary {
+    /// Nothing recorded yet.
+    fn empty(backend: Backend, tool_version: String) -> RecordSummary {
+        RecordSummary {
+            backend,
+            records: 0,
+            instructions: 0,
+            loads: 0,
+            stores: 0,
+            ifetches: 0,
+            skipped: 0,
+            stopped_early: false,
+            program_instructions: None,
+            exit_code: None,
+            signal: None,
+            bytes: 0,
+            seconds: 0.0,
+            accesses_per_sec: 0.0,
+            tool_version,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Kills and reaps the child on every exit path unless it was already reaped.
 struct ChildGuard {
     child: Option<Child>,
@@ -518,24 +542,7 @@ pub fn record(
     let tool_name = opts.backend.as_str();
     let (mut child, pipe) = spawn_with_trace_pipe(cmd, tool_name)?;
 
-    let mut s = RecordSummary {
-        backend: opts.backend,
-        records: 0,
-        instructions: 0,
-        loads: 0,
-        stores: 0,
-        ifetches: 0,
-        skipped: 0,
-        stopped_early: false,
-        program_instructions: None,
-        exit_code: None,
-        signal: None,
-        bytes: 0,
-        seconds: 0.0,
-        accesses_per_sec: 0.0,
-        tool_version,
-        warnings: Vec::new(),
-    };
+    let mut s = RecordSummary::empty(opts.backend, tool_version);
     // The pipe is closed at the end of each arm, before the program is
     // waited for (a plugin still writing then gets EPIPE and stops).
     let pumped = match opts.backend {
@@ -915,24 +922,7 @@ mod tests {
     }
 
     fn summary() -> RecordSummary {
-        RecordSummary {
-            backend: Backend::Qemu,
-            records: 0,
-            instructions: 0,
-            loads: 0,
-            stores: 0,
-            ifetches: 0,
-            skipped: 0,
-            stopped_early: false,
-            program_instructions: None,
-            exit_code: None,
-            signal: None,
-            bytes: 0,
-            seconds: 0.0,
-            accesses_per_sec: 0.0,
-            tool_version: String::new(),
-            warnings: Vec::new(),
-        }
+        RecordSummary::empty(Backend::Qemu, String::new())
     }
 
     type Outcome = std::result::Result<(Vec<u8>, String, Option<u64>), String>;
