@@ -29,6 +29,7 @@ from tessera.api import (
     workloads,
 )
 from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
+from tessera.report import reproduce
 from tessera.result import Result, load_result
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "workloads",
     "record_workload",
     "bench_workload",
+    "reproduce",
     "Result",
     "load_result",
     "TesseraError",

@@ -10,6 +10,7 @@
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
     tessera compare BASE.json OTHER.json
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
+    tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
 4 when the simulated machine runs out of memory, 5 when an external tool
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -294,6 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
+
+    # reproduce
+    p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
+    p_rep.add_argument("study", choices=["mmu-analysis"], help="mmu-analysis: the scale-out MMU study")
+    p_rep.add_argument("--quick", action="store_true", help="smaller sweep, a few minutes on 2 cores")
+    p_rep.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests only: numbers mean nothing
+    p_rep.add_argument("-o", "--out", metavar="DIR", help="report directory (default tessera-results/<sweep name>)")
+    p_rep.add_argument("--store", metavar="PATH", help="results store (default DIR/store.sqlite); finished runs are reused")
+    p_rep.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: all cores)")
+    p_rep.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
+    p_rep.add_argument("--force", action="store_true", help="re-run simulations already in the store")
     return parser
 
 
@@ -630,6 +643,33 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: Console) -> int:
+    from tessera.report import reproduce
+
+    if args.quick and args.tiny:
+        raise _Usage("--quick and --tiny are different scales; give one")
+    command = "tessera " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
+    r = reproduce(
+        args.study,
+        args.out,
+        scale="tiny" if args.tiny else ("quick" if args.quick else "full"),
+        store=args.store,
+        executor=args.scheduler,
+        jobs=args.jobs,
+        force=args.force,
+        progress=should_show(sys.stderr),
+        command=command,
+    )
+    err.print(
+        f"tessera: {int(r.timing['runs'])} runs, sweep {r.timing['sweep_s']:.0f} s, total {r.timing['total_s']:.0f} s "
+        f"-> {r.report_md} and {r.report_html}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------------- main
 
 
@@ -660,6 +700,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "list": lambda: cmd_list(out),
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
+        "reproduce": lambda: cmd_reproduce(args, argv, err),
     }
     try:
         return handlers[args.command]()

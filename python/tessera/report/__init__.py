@@ -1,0 +1,68 @@
+"""Reproduction reports: re-run a paper's study on Tessera and put our numbers
+next to the paper's.
+
+>>> import tessera
+>>> tessera.reproduce("mmu-analysis", out="mmu-report", quick=True)   # doctest: +SKIP
+
+Studies (:data:`STUDIES`):
+
+- ``mmu-analysis``: Karakostas et al., "Performance Analysis of the Memory
+  Management Unit under Scale-out Workloads" (`shared/papers/mmu-scale-out-analysis.txt`);
+  see :mod:`tessera.report.mmu_analysis` and docs/reproduce-mmu-analysis.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Union
+
+__all__ = ["STUDIES", "reproduce"]
+
+#: Study name → one-line description.
+STUDIES = {
+    "mmu-analysis": "scale-out MMU study (Karakostas et al.): walks with 4 KiB/THP, Eq. 1, perfect-MMU bounds, prefetchers",
+}
+
+
+def reproduce(
+    study: str = "mmu-analysis",
+    out: Union[str, "os.PathLike[str]", None] = None,
+    *,
+    quick: bool = False,
+    scale: Optional[str] = None,
+    store: Optional[str] = None,
+    executor: Any = None,
+    jobs: Optional[int] = None,
+    force: bool = False,
+    progress: bool = False,
+    command: Optional[str] = None,
+) -> Any:
+    """Run ``study``'s sweep and write its report (``report.md``,
+    ``report.html``, figures, data, the sweep TOML) into ``out``.
+
+    ``quick=True`` runs the smaller sweep (a few minutes on 2 cores);
+    ``scale`` names a scale directly (``"full"``, ``"quick"``, or ``"tiny"``,
+    which only exercises the pipeline). Results are kept in ``store``
+    (default ``<out>/store.sqlite``) and reused on a rerun unless ``force``.
+    ``executor``/``jobs`` are passed to ``tessera.sweep``. Returns a
+    :class:`tessera.report.mmu_analysis.Reproduction`.
+    """
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
+    if scale is not None and quick and scale != "quick":
+        raise ValueError(f"quick=True contradicts scale={scale!r}")
+    scale = scale or ("quick" if quick else "full")
+    from tessera.report import mmu_analysis
+
+    if out is None:
+        out = os.path.join("tessera-results", mmu_analysis.sweep_name(scale))
+    return mmu_analysis.reproduce(
+        out,
+        scale=scale,
+        store=store,
+        executor=executor,
+        jobs=jobs,
+        force=force,
+        progress=progress,
+        command=command,
+    )
