@@ -74,7 +74,9 @@ class DaskExecutor:
             f = client.submit(execute, t, key=f"tessera-{t['run_id']}-{nonce}", pure=False, retries=self.retries)
             futures[f] = t
         try:
-            for fut in as_completed(futures):
+            with client.as_current():  # as_completed finds the client this way, not through the futures
+                completed = as_completed(futures)
+            for fut in completed:
                 task = futures[fut]
                 try:
                     yield fut.result()
