@@ -107,6 +107,16 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(t)
         return EXIT_OK
 
+    # SIGTERM (a batch system's stop, `kill`) ends the sweep like Ctrl-C:
+    # workers are stopped, the stored results stay, and a re-run resumes.
+    import signal
+    import threading
+
+    def _term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term)
     report = run_sweep(args.file, store=args.store, executor=executor, jobs=args.jobs, force=args.force,
                        progress=show, on_plan=on_plan)
     if args.json:
