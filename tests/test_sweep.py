@@ -352,3 +352,16 @@ def test_grid_expansion_property():
         assert got == model
 
     check()
+
+
+def test_cli_forget_and_load_all(cli, tmp_path: Path):
+    write_sweep(tmp_path)
+    assert cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "0").code == 2
+    assert cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "1").code == 0
+    assert len(tessera.results.load(tmp_path / "s.sqlite")) == 2
+    r = cli("results", "forget", "cli", "--store", "s.sqlite")
+    assert r.code == 0 and "forgot sweep cli" in r.err
+    df = tessera.results.load(tmp_path / "s.sqlite")  # results stay, without a sweep
+    assert len(df) == 2 and df["sweep"].isna().all()
+    r = cli("results", "ls", "--store", "s.sqlite", "--sweep", "cli")
+    assert r.code == 1 and "no sweep 'cli'" in r.err
