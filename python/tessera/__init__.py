@@ -28,9 +28,20 @@ from tessera.api import (
     record_workload,
     workloads,
 )
-from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
-from tessera.report import reproduce
+from tessera.errors import (
+    ConfigError,
+    ResultFileError,
+    SimulatedOutOfMemory,
+    StoreError,
+    SweepError,
+    TesseraError,
+    ToolError,
+    TraceError,
+)
 from tessera.result import Result, load_result
+from tessera import results
+from tessera.report import reproduce
+from tessera.sweeps import sweep
 
 __all__ = [
     "__version__",
@@ -52,6 +63,8 @@ __all__ = [
     "record_workload",
     "bench_workload",
     "reproduce",
+    "sweep",
+    "results",
     "Result",
     "load_result",
     "TesseraError",
@@ -60,4 +73,6 @@ __all__ = [
     "SimulatedOutOfMemory",
     "ToolError",
     "ResultFileError",
+    "SweepError",
+    "StoreError",
 ]

@@ -9,13 +9,16 @@
     tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
     tessera compare BASE.json OTHER.json
+    tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
+    tessera results ls|show|export|forget ... [--store PATH]
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
 4 when the simulated machine runs out of memory, 5 when an external tool
-(valgrind, qemu, gcc, the recorded program) is missing or fails, 1 for any
-other error, 130 when interrupted.
+(valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
+results store is damaged or not a Tessera store, 1 for any other error
+(including a sweep with failed runs), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from typing import Any, Callable, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tessera import api, summary
-from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
+from tessera import api, cli_sweep, summary
+from tessera.errors import ConfigError, SimulatedOutOfMemory, StoreError, TesseraError, ToolError, TraceError
 from tessera.progress import ProgressBar, should_show
 from tessera.result import FORMATS, write_atomic
 
@@ -45,6 +48,7 @@ EXIT_CONFIG = 2
 EXIT_TRACE = 3
 EXIT_OOM = 4
 EXIT_TOOL = 5
+EXIT_STORE = 6
 EXIT_INTERRUPTED = 130
 
 #: `tessera bench`: the standard streams and machines.
@@ -294,8 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="time every built-in workload's generator alone, at its default parameters",
     )
+    wsel.add_argument(
+        "--sweep",
+        action="store_true",
+        help="measure the sweep machinery: dispatch overhead on 200 tiny runs, and 1 vs 2 worker scaling",
+    )
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
+
+    # sweep / results
+    cli_sweep.add_parsers(sub)
 
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
@@ -600,6 +612,8 @@ def _bench_workloads(args: argparse.Namespace, out: Console, err: Console) -> in
 def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.workload or args.generators:
         return _bench_workloads(args, out, err)
+    if args.sweep:
+        return cli_sweep.cmd_bench_sweep(args, out, err)
     if args.params:
         raise _Usage("--param applies only to --workload")
     accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
@@ -682,6 +696,8 @@ def _exit_code(e: TesseraError) -> int:
         return EXIT_OOM
     if isinstance(e, ToolError):
         return EXIT_TOOL
+    if isinstance(e, StoreError):
+        return EXIT_STORE
     return EXIT_ERROR
 
 
@@ -701,6 +717,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
         "reproduce": lambda: cmd_reproduce(args, argv, err),
+        "sweep": lambda: cli_sweep.cmd_sweep(args, out, err),
+        "results": lambda: cli_sweep.cmd_results(args, out, err),
     }
     try:
         return handlers[args.command]()
@@ -714,6 +732,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TesseraError as e:
         print(f"tessera: error: {e}", file=sys.stderr)
         return _exit_code(e)
+    except LookupError as e:
+        # `tessera results show/ls` naming a run or sweep the store lacks.
+        print(f"tessera: error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:
         # `tessera ... | head`: the reader went away; stay quiet.
         devnull = os.open(os.devnull, os.O_WRONLY)
