@@ -10,8 +10,7 @@ perfect-TLB bounds, and what the data prefetchers do to walks.
 Here the same views come from one sweep on the ``sandy_bridge`` preset:
 every workload × {4 KiB, THP} with prefetchers off, plus, with THP, the two
 prefetcher settings of Table V. :func:`sweep_spec` builds the sweep,
-:func:`run_sweep` runs it through ``tessera.sweep`` (or the local stand-in
-until that lands), and each ``fig*``/``table*`` function turns the sweep's
+:func:`run_sweep` runs it through :func:`tessera.sweep`, and each ``fig*``/``table*`` function turns the sweep's
 DataFrame into one of the paper's tables. Every metric is computed here
 from raw counters with the paper's Table II formulas, so the functions can be
 checked on a hand-made DataFrame.
@@ -184,13 +183,23 @@ def run_sweep(
     force: bool = False,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Run ``spec`` with ``tessera.sweep`` (results kept in ``store``)."""
-    import tessera
+    """Run ``spec`` with :func:`tessera.sweep` (results kept in ``store``).
 
-    sweep = getattr(tessera, "sweep", None)
-    if sweep is None:  # main's sweep has not been merged yet
-        from tessera.report._sweep_shim import sweep
-    return sweep(dict(spec), store=store, executor=executor, jobs=jobs, force=force, progress=progress)
+    A failed run is an error here, naming each failure: every view needs all
+    four runs of a workload. Finished runs stay in the store, so running again
+    computes only what failed."""
+    from tessera.errors import TesseraError
+    from tessera.sweeps import sweep
+
+    df = sweep(dict(spec), store=store, executor=executor, jobs=jobs, force=force, progress=progress)
+    failures = df.attrs.get("failures") or []
+    if failures:
+        lines = "; ".join(f"{f.get('point')}: {f.get('kind')}: {f.get('error')}" for f in failures)
+        raise TesseraError(
+            f"{len(failures)} run(s) of sweep {spec['name']!r} failed ({lines}); the finished runs are in the "
+            f"store {store}, so running again retries only these"
+        )
+    return df
 
 
 # ------------------------------------------------------------------ analysis
@@ -548,10 +557,14 @@ def reproduce(
     for draw, key in mmu_figures.FIGURES.values():
         figures += draw(tabs[key], out / "figures")
 
+    report = raw.attrs.get("sweep", {})
     timing = {
         "runs": float(len(df)),
+        "computed": float(report.get("computed", float("nan"))),
+        "already_stored": float(report.get("already_stored", float("nan"))),
+        "workers": float(report.get("workers", float("nan"))),
         "sweep_s": sweep_s,
-        "sum_wall_s": float(df["wall_s"].sum()) if "wall_s" in df else float("nan"),
+        "sum_wall_s": float(df["wall_s"].sum()),
         "report_s": time.perf_counter() - t1,
     }
     ctx = {

@@ -569,12 +569,13 @@ def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
         Code(ctx["command"], "sh"),
         Para(
             f"Scale `{ctx['scale']}`: {int(timing['runs'])} runs ({len(spec['axes']['workload'])} workloads × 4 "
-            f"configurations) in sweep `{spec['name']}`, executor `{ctx['executor'] or 'local'}`, "
-            f"{ctx['jobs'] or 'all'} jobs, store `{ctx['store']}`. Tessera {ctx['version']}"
+            f"configurations) in sweep `{spec['name']}`, executor `{ctx['executor'] or 'local'}` with "
+            f"{fmt(timing['workers'], 0)} workers, store `{ctx['store']}`. Tessera {ctx['version']}"
             + (f", commit `{ctx['commit']}`" if ctx.get("commit") else "")
-            + f". Sweep wall time {timing['sweep_s']:.0f} s (simulation time summed over runs "
-            f"{timing['sum_wall_s']:.0f} s; runs already in the store are not re-simulated); analysis, figures "
-            f"and report {timing['report_s']:.0f} s."
+            + f". This invocation simulated {fmt(timing['computed'], 0)} runs and reused "
+            f"{fmt(timing['already_stored'], 0)} from the store; sweep wall time {timing['sweep_s']:.0f} s, "
+            f"{timing['sum_wall_s']:.0f} s in the simulator summed over all {int(timing['runs'])} runs (including "
+            f"reused ones, as first measured); analysis, figures and report {timing['report_s']:.0f} s."
         ),
         Para("The sweep, as given to `tessera.sweep` (also `sweep.toml` in this directory):"),
         Code(ctx["sweep_toml"], "toml"),
