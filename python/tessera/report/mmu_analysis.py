@@ -19,7 +19,6 @@ checked on a hand-made DataFrame.
 from __future__ import annotations
 
 import dataclasses
-import math
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -437,12 +436,6 @@ def table3_coverage(df: pd.DataFrame) -> pd.DataFrame:
             "cold_2M": 100.0 * _div(b["os.faults"], b["walker.data_walks"]),
         },
     )
-
-
-def geomean(values: Sequence[float]) -> float:
-    """Geometric mean of the positive, finite values (NaN if there are none)."""
-    xs = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 # ------------------------------------------------------------------ the report

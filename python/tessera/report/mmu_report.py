@@ -176,13 +176,13 @@ def _setup(df: pd.DataFrame, t: Mapping[str, pd.DataFrame], spec: Mapping[str, A
         ],
         [
             "Caches",
-            "32 KiB L1D, 256 KiB L2, 8 MiB LLC",
+            "not stated (an E3-1230 has 32 KiB L1D, 256 KiB L2, 8 MiB LLC)",
             f"L1D {cfg('cache.l1d.size')} ({cfg('cache.l1d.latency')} cyc), L2 {cfg('cache.l2.size')} ({cfg('cache.l2.latency')} cyc), "
             f"LLC {cfg('cache.llc.size')} ({cfg('cache.llc.latency')} cyc), DRAM {cfg('cache.dram_latency')} cyc",
         ],
         [
             "Core",
-            "4-core out-of-order, 3.2 GHz; one server thread measured",
+            "4 out-of-order cores, 3.2 GHz; only the server processes measured",
             f"one core, interval model: base CPI {cfg('timing.base_cpi')}, stalls add up (no overlap)",
         ],
         ["Large pages", "THP (Linux 3.7.10), partial coverage (Table III)", "`physmem.page_size = thp`: every aligned 2 MiB region first touched gets a 2 MiB page"],
@@ -577,7 +577,10 @@ def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
             f"{timing['sum_wall_s']:.0f} s in the simulator summed over all {int(timing['runs'])} runs (including "
             f"reused ones, as first measured); analysis, figures and report {timing['report_s']:.0f} s."
         ),
-        Para("The sweep, as given to `tessera.sweep` (also `sweep.toml` in this directory):"),
+        Para(
+            "The sweep, as given to `tessera.sweep` (also `sweep.toml` in this directory; "
+            "`tessera sweep sweep.toml --store store.sqlite` runs the same runs, with the same run ids):"
+        ),
         Code(ctx["sweep_toml"], "toml"),
         Para(f"The same runs one by one, for `{w0}` (4 KiB; THP; THP with the L1 prefetcher; THP with all prefetchers):"),
         Code("\n".join(singles), "sh"),
