@@ -570,7 +570,7 @@ def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
         Para(
             f"Scale `{ctx['scale']}`: {int(timing['runs'])} runs ({len(spec['axes']['workload'])} workloads × 4 "
             f"configurations) in sweep `{spec['name']}`, executor `{ctx['executor'] or 'local'}` with "
-            f"{fmt(timing['workers'], 0)} workers, store `{ctx['store']}`. Tessera {ctx['version']}"
+            f"{fmt(timing['workers'], 0)} worker(s), store `{ctx['store']}`. Tessera {ctx['version']}"
             + (f", commit `{ctx['commit']}`" if ctx.get("commit") else "")
             + f". This invocation simulated {fmt(timing['computed'], 0)} runs and reused "
             f"{fmt(timing['already_stored'], 0)} from the store; sweep wall time {timing['sweep_s']:.0f} s, "
