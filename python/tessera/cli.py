@@ -10,6 +10,7 @@
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
     tessera compare BASE.json OTHER.json
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
+    tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
 4 when the simulated machine runs out of memory, 5 when an external tool
@@ -294,6 +295,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
+
+    # plot (docs/figures.md)
+    p_plot = sub.add_parser("plot", help="draw bars or lines from the results store (PNG, SVG, PDF)")
+    p_plot.add_argument("view", choices=("bars", "lines"), help="bars: groups per --x + geomean; lines: over --x")
+    p_plot.add_argument(
+        "--store", metavar="PATH", help="results store (default $TESSERA_STORE or tessera-results/store.sqlite)"
+    )
+    p_plot.add_argument("--sweep", metavar="NAME", help="only this sweep's runs")
+    p_plot.add_argument("--y", required=True, metavar="STAT", help="the stat to plot, e.g. derived.walks_pki")
+    p_plot.add_argument("--x", metavar="COL", help="bars: a group per value (default workload); lines: the swept axis")
+    p_plot.add_argument("--hue", metavar="COL", help="one bar or line per value, e.g. physmem.page_size")
+    p_plot.add_argument("--baseline", metavar="VALUE|COL=VALUE", help="normalise to this --hue value or these runs")
+    p_plot.add_argument(
+        "--where", action="append", default=[], metavar="COL=VALUE", help="keep only these runs (repeatable)"
+    )
+    p_plot.add_argument("--agg", choices=("mean", "median", "min", "max"), default="mean", help="runs → one value")
+    p_plot.add_argument("--errorbars", choices=("minmax", "std", "none"), default="minmax", help="spread of those runs")
+    p_plot.add_argument("--no-geomean", dest="geomean", action="store_false", help="bars: no geomean group")
+    p_plot.add_argument("--logx", action="store_true", help="lines: logarithmic x axis")
+    p_plot.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p_plot.add_argument("--title", help="title above the plot")
+    p_plot.add_argument("--ylabel", help="y axis label (default: the stat, and what it is normalised to)")
+    p_plot.add_argument(
+        "-o", "--output", action="append", required=True, metavar="FILE", help="FILE.png, .svg or .pdf (repeatable)"
+    )
     return parser
 
 
@@ -630,6 +656,58 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_plot(args: argparse.Namespace, err: Console) -> int:
+    import matplotlib
+
+    # Never needs a display, even if something imports pyplot later in this process.
+    matplotlib.use("Agg")
+    from tessera import figures, results
+
+    for o in args.output:
+        if Path(o).suffix.lower().lstrip(".") not in figures.FORMATS:
+            raise _Usage(f"-o {o}: the suffix sets the format; use .png, .svg or .pdf")
+        if not (Path(o).parent if str(Path(o).parent) else Path(".")).is_dir():
+            raise _Usage(f"-o {o}: directory {str(Path(o).parent)!r} does not exist")
+    if args.store is not None and not os.path.exists(args.store):
+        raise _Usage(f"--store {args.store}: no such file")
+    if args.view == "lines" and not args.x:
+        raise _Usage("plot lines needs --x COL, the swept axis")
+    if args.view == "lines" and not args.geomean:
+        raise _Usage("--no-geomean applies only to plot bars")
+    if args.view == "bars" and args.logx:
+        raise _Usage("--logx applies only to plot lines")
+    where: dict[str, list[str]] = {}
+    for item in args.where:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise _Usage(f"--where {item!r}: expected COL=VALUE")
+        where.setdefault(key.strip(), []).append(value.strip())  # a repeated column keeps any of its values
+    baseline: Any = args.baseline
+    if baseline is not None and "=" in baseline:
+        key, _, value = baseline.partition("=")
+        baseline = {key.strip(): value.strip()}
+    kwargs: dict[str, Any] = dict(
+        hue=args.hue, baseline=baseline, where=where or None, agg=args.agg, logy=args.logy, title=args.title,
+        ylabel=args.ylabel, errorbars=None if args.errorbars == "none" else args.errorbars,
+    )  # fmt: skip
+    try:
+        df = results.load(args.store, sweep=args.sweep)
+        if df.empty:
+            raise _Usage("no runs in the store" + (f" for sweep {args.sweep!r}" if args.sweep else ""))
+        if args.view == "bars":
+            fig = figures.bars(df, args.y, x=args.x or "workload", geomean=args.geomean, **kwargs)
+        else:
+            fig = figures.lines(df, args.y, x=args.x, logx=args.logx, **kwargs)
+    except ValueError as e:  # a column, value or baseline that is not in the runs
+        raise _Usage(str(e)) from None
+    for note in fig.tessera_notes:
+        err.print(f"tessera: note: {note}", markup=False, highlight=False, soft_wrap=True)
+    for o in args.output:
+        figures.save(fig, o)
+        err.print(f"wrote {o}", markup=False, highlight=False)
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------------- main
 
 
@@ -660,6 +738,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "list": lambda: cmd_list(out),
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
+        "plot": lambda: cmd_plot(args, err),
     }
     try:
         return handlers[args.command]()

@@ -1,0 +1,68 @@
+"""Drawing steps shared by the views. No pyplot: figures are plain
+``matplotlib.figure.Figure`` objects, which need no GUI backend and no display
+(the object-oriented use matplotlib documents for servers), and leave the
+caller's pyplot state alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Optional
+
+import numpy as np
+
+from tessera.figures._common import Prepared, short_name
+
+HEIGHT = 3.6
+MAX_WIDTH = 16.0
+
+
+def new_axes(ax: Any, width: float) -> tuple[Any, Any]:
+    """The caller's Axes and its figure, or a new figure with one Axes."""
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    # Constrained layout keeps the outside legend and long tick labels inside the canvas.
+    fig = Figure(figsize=(min(max(width, 4.5), MAX_WIDTH), HEIGHT), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def whiskers(ax: Any, pos: Sequence[float], pts: Sequence[tuple[float, float, float, int]]) -> None:
+    """Error bars from ``lo`` to ``hi`` for the points that have more than one run."""
+    # A whisker of zero length (e.g. the baseline itself, exactly 1) would be a stray cap.
+    keep = [i for i, (v, lo, hi, n) in enumerate(pts) if n > 1 and np.isfinite(v) and hi > lo]
+    if not keep:
+        return
+    v = np.array([pts[i][0] for i in keep])
+    lo = np.array([pts[i][1] for i in keep])
+    hi = np.array([pts[i][2] for i in keep])
+    # Clip at 0: the mean of equal floats can round a hair past the max.
+    yerr = np.vstack([np.maximum(v - lo, 0.0), np.maximum(hi - v, 0.0)])
+    ax.errorbar([pos[i] for i in keep], v, yerr=yerr, fmt="none", ecolor="0.15", elinewidth=0.8, capsize=2, zorder=4)
+
+
+def finish(fig: Any, ax: Any, p: Prepared, xlabel: str, title: Optional[str], spread: str) -> None:
+    """Labels, legend, grid, and the notes that qualify the figure (``spread``
+    names how the runs' spread is drawn: whiskers, bands)."""
+    ax.set_ylabel(p.ylabel)
+    caption = p.spread_caption(spread)
+    lines = [xlabel] + ([caption] if caption else []) + p.notes
+    # Notes go under the x label, where constrained layout leaves room for them
+    # and a reader of the saved figure sees them.
+    ax.set_xlabel("\n".join(lines))
+    if len(lines) > 1:
+        ax.xaxis.label.set_linespacing(1.4)
+    ax.yaxis.grid(True, linewidth=0.5, alpha=0.5, zorder=0)
+    ax.set_axisbelow(True)
+    if p.hue_col:
+        ax.legend(
+            title=short_name(p.hue_col),
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+            fontsize="small",
+        )
+    if title:
+        ax.set_title(title)
+    notes = list(getattr(fig, "tessera_notes", [])) + p.notes
+    fig.tessera_notes = notes
