@@ -7,7 +7,6 @@ import math
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -397,72 +396,97 @@ def test_save_needs_a_known_format(tmp_path):
 
 # -------------------------------------------------------------------- CLI
 
-
-@pytest.fixture
-def fake_store(monkeypatch, tmp_path):
-    """`tessera.results.load` replaced by a function that returns a hand-made sweep
-    (until the real store lands; see test_cli_plots_a_real_sweep)."""
-    calls = []
-
-    def load(store=None, sweep=None):
-        calls.append((store, sweep))
-        return sweep_frame()
-
-    fake = types.ModuleType("tessera.results")
-    fake.load = load
-    monkeypatch.setitem(sys.modules, "tessera.results", fake)
-    monkeypatch.setattr(tessera, "results", fake, raising=False)
-    store = tmp_path / "store.sqlite"
-    store.write_bytes(b"")
-    return store, calls
+TINY_SWEEP = """name = "tiny"
+machine = "tlb_only"
+[source]
+synthetic = { pattern = "uniform", accesses = 20000, footprint = "64MiB" }
+[axes]
+"mmu.tlb.l2_tlb.entries" = [256, 512]
+"physmem.page_size.kind" = ["base_only", "thp"]
+"""
+ENTRIES = "mmu.tlb.l2_tlb.entries"
+KIND = "physmem.page_size.kind"
 
 
-def test_cli_plot_bars_and_lines(cli, tmp_path, fake_store):
-    store, calls = fake_store
+@pytest.fixture(scope="module")
+def tiny_store(tmp_path_factory) -> Path:
+    """A real store holding a 4-run sweep: 2 L2 TLB sizes x 2 page-size policies."""
+    d = tmp_path_factory.mktemp("store")
+    (d / "tiny.toml").write_text(TINY_SWEEP)
+    df = tessera.sweep(d / "tiny.toml", store=d / "s.sqlite", jobs=1)
+    assert len(df) == 4
+    return d / "s.sqlite"
+
+
+def test_cli_sweep_then_plot_draws_what_the_api_draws(cli, tmp_path):
+    (tmp_path / "tiny.toml").write_text(TINY_SWEEP)
+    r = cli("sweep", "tiny.toml", "--store", "s.sqlite", "-j", "1", "-q")
+    assert r.code == 0, r.err
     r = cli(
-        "plot", "bars", "--store", store, "--sweep", "page-sizes", "--y", "derived.walks_pki",
-        "--hue", "physmem.page_size", "--baseline", "4k", "--title", "walks", "-o", "bars.png", "-o", "bars.svg",
+        "plot", "bars", "--store", "s.sqlite", "--sweep", "tiny", "--y", "derived.walks_pki", "--x", ENTRIES,
+        "--hue", KIND, "--baseline", "base_only", "--title", "tiny", "-o", "bars.svg", "-o", "bars.png",
     )  # fmt: skip
     assert r.code == 0, r.err
-    assert calls == [(str(store), "page-sizes")]
+    assert "wrote bars.svg" in r.err and "wrote bars.png" in r.err
     assert (tmp_path / "bars.png").read_bytes().startswith(b"\x89PNG")
-    assert (tmp_path / "bars.svg").read_text().startswith("<?xml")
-    assert "wrote bars.png" in r.err and "wrote bars.svg" in r.err
 
+    df = tessera.results.load(tmp_path / "s.sqlite", sweep="tiny")
+    fig = figures.bars(df, "derived.walks_pki", x=ENTRIES, hue=KIND, baseline="base_only", title="tiny")
+    (mine,) = figures.save(fig, tmp_path / "api.svg")
+    assert (tmp_path / "bars.svg").read_bytes() == mine.read_bytes()
+    # ...and the bars are the stored values divided by hand.
+    v = {(row[f"axis.{ENTRIES}"], row[f"axis.{KIND}"]): row["derived.walks_pki"] for _, row in df.iterrows()}
+    ratios = [v[(e, "thp")] / v[(e, "base_only")] for e in (256, 512)]
+    assert bar_heights(fig)["thp"] == pytest.approx(ratios + [gmean(ratios)])
+    assert bar_heights(fig)["base_only"] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_cli_plot_lines_with_where_and_a_mapping_baseline(cli, tmp_path, tiny_store):
     r = cli(
-        "plot", "lines", "--store", store, "--y", "walks_pki", "--x", "physmem.page_size", "--hue", "workload",
-        "--baseline", "physmem.page_size=4k", "--where", "seed=0", "--where", "workload=gups", "--where",
-        "workload=sort", "-o", "lines.pdf",
+        "plot", "lines", "--store", tiny_store, "--sweep", "tiny", "--y", "walks_pki", "--x", ENTRIES,
+        "--hue", KIND, "--baseline", f"{ENTRIES}=256", "--where", f"{KIND}=base_only", "--where", f"{KIND}=thp",
+        "--logx", "-o", "lines.pdf",
     )  # fmt: skip
     assert r.code == 0, r.err
     assert (tmp_path / "lines.pdf").read_bytes().startswith(b"%PDF")
 
 
-def test_cli_plot_errors(cli, tmp_path, fake_store):
-    store, _ = fake_store
-    base = ["plot", "bars", "--store", store, "--y", "walks_pki", "--hue", "physmem.page_size"]
+def test_cli_plot_prints_the_figure_notes(cli, tiny_store):
+    # THP leaves the 4 KiB L2 TLB entries unused: no evictions, so no geomean for thp.
+    r = cli("plot", "bars", "--store", tiny_store, "--y", "mmu.l2_tlb.evictions", "--x", ENTRIES, "--hue", KIND,
+            "-o", "n.svg")  # fmt: skip
+    assert r.code == 0, r.err
+    assert "tessera: note: geomean leaves out thp: 256 (0), 512 (0)" in r.err
+
+
+def test_cli_plot_errors(cli, tmp_path, tiny_store):
+    base = ["plot", "bars", "--store", tiny_store, "--sweep", "tiny", "--y", "walks_pki", "--x", ENTRIES]
     r = cli(*base, "--hue", "physmem.pagesize", "-o", "x.png")
-    assert r.code == 2 and "did you mean axis.physmem.page_size" in r.err
+    assert r.code == 2 and "did you mean axis.physmem.page_size.kind" in r.err
+    r = cli(*base[:-2], "--hue", KIND, "-o", "x.png")  # no --x: workload, which a synthetic sweep lacks
+    assert r.code == 2
+    assert "x column workload has no values in these runs; choose another x (axis columns: axis.mmu" in r.err
+    r = cli(*base, "--hue", KIND, "--baseline", "eager", "-o", "x.png")
+    assert r.code == 2 and "baseline physmem.page_size.kind = eager is not in these runs" in r.err
     r = cli(*base, "-o", "x.jpeg")
     assert r.code == 2 and "use .png, .svg or .pdf" in r.err
     r = cli(*base, "-o", "missing/x.png")
     assert r.code == 2 and "does not exist" in r.err
-    r = cli(*base, "--store", tmp_path / "nope.sqlite", "-o", "x.png")
-    assert r.code == 2 and "no such file" in r.err
-    r = cli("plot", "lines", "--store", store, "--y", "walks_pki", "-o", "x.png")
-    assert r.code == 2 and "plot lines needs --x COL" in r.err
     r = cli(*base, "--logx", "-o", "x.png")
     assert r.code == 2 and "--logx applies only to plot lines" in r.err
     r = cli(*base, "--where", "seed", "-o", "x.png")
     assert r.code == 2 and "expected COL=VALUE" in r.err
-    assert not list(tmp_path.glob("*.png"))
+    r = cli("plot", "lines", "--store", tiny_store, "--y", "walks_pki", "-o", "x.png")
+    assert r.code == 2 and "plot lines needs --x COL" in r.err
+    r = cli("plot", "bars", "--store", tiny_store, "--sweep", "nope", "--y", "walks_pki", "-o", "x.png")
+    assert r.code == 1 and "no sweep 'nope'" in r.err
+    r = cli("plot", "bars", "--store", tmp_path / "none.sqlite", "--y", "walks_pki", "-o", "x.png")
+    assert r.code != 0 and "no results store here" in r.err
+    assert not (tmp_path / "none.sqlite").exists()
+    assert not list(tmp_path.glob("x.*"))
 
 
-def test_cli_plot_prints_notes(cli, tmp_path, monkeypatch, fake_store):
-    store, _ = fake_store
-    df = sweep_frame(seeds=(0,))
-    df.loc[df.workload == "gups", "derived.walks_pki"] = 0.0
-    monkeypatch.setattr(sys.modules["tessera.results"], "load", lambda store=None, sweep=None: df)
-    r = cli("plot", "bars", "--store", store, "--y", "walks_pki", "--hue", "physmem.page_size", "-o", "n.svg")
-    assert r.code == 0, r.err
-    assert "tessera: note: geomean leaves out 4k: gups (0); 2m: gups (0); thp: gups (0)" in r.err
+def test_cli_output_suffixes_are_the_save_formats():
+    from tessera import cli_plot
+
+    assert cli_plot.OUTPUT_SUFFIXES == figures.FORMATS

@@ -28,8 +28,19 @@ from tessera.api import (
     record_workload,
     workloads,
 )
-from tessera.errors import ConfigError, ResultFileError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
+from tessera.errors import (
+    ConfigError,
+    ResultFileError,
+    SimulatedOutOfMemory,
+    StoreError,
+    SweepError,
+    TesseraError,
+    ToolError,
+    TraceError,
+)
 from tessera.result import Result, load_result
+from tessera import results
+from tessera.sweeps import sweep
 
 __all__ = [
     "__version__",
@@ -50,6 +61,8 @@ __all__ = [
     "workloads",
     "record_workload",
     "bench_workload",
+    "sweep",
+    "results",
     "Result",
     "load_result",
     "TesseraError",
@@ -58,4 +71,6 @@ __all__ = [
     "SimulatedOutOfMemory",
     "ToolError",
     "ResultFileError",
+    "SweepError",
+    "StoreError",
 ]

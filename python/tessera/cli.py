@@ -9,13 +9,16 @@
     tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
     tessera compare BASE.json OTHER.json
-    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
+    tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
+    tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
+    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
 
 Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
 4 when the simulated machine runs out of memory, 5 when an external tool
-(valgrind, qemu, gcc, the recorded program) is missing or fails, 1 for any
-other error, 130 when interrupted.
+(valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
+results store is damaged or not a Tessera store, 1 for any other error
+(including a sweep with failed runs), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from typing import Any, Callable, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tessera import api, summary
-from tessera.errors import ConfigError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
+from tessera import api, cli_plot, cli_sweep, summary
+from tessera.errors import ConfigError, SimulatedOutOfMemory, StoreError, TesseraError, ToolError, TraceError
 from tessera.progress import ProgressBar, should_show
 from tessera.result import FORMATS, write_atomic
 
@@ -44,6 +47,7 @@ EXIT_CONFIG = 2
 EXIT_TRACE = 3
 EXIT_OOM = 4
 EXIT_TOOL = 5
+EXIT_STORE = 6
 EXIT_INTERRUPTED = 130
 
 #: `tessera bench`: the standard streams and machines.
@@ -296,30 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
 
-    # plot (docs/figures.md)
-    p_plot = sub.add_parser("plot", help="draw bars or lines from the results store (PNG, SVG, PDF)")
-    p_plot.add_argument("view", choices=("bars", "lines"), help="bars: groups per --x + geomean; lines: over --x")
-    p_plot.add_argument(
-        "--store", metavar="PATH", help="results store (default $TESSERA_STORE or tessera-results/store.sqlite)"
-    )
-    p_plot.add_argument("--sweep", metavar="NAME", help="only this sweep's runs")
-    p_plot.add_argument("--y", required=True, metavar="STAT", help="the stat to plot, e.g. derived.walks_pki")
-    p_plot.add_argument("--x", metavar="COL", help="bars: a group per value (default workload); lines: the swept axis")
-    p_plot.add_argument("--hue", metavar="COL", help="one bar or line per value, e.g. physmem.page_size")
-    p_plot.add_argument("--baseline", metavar="VALUE|COL=VALUE", help="normalise to this --hue value or these runs")
-    p_plot.add_argument(
-        "--where", action="append", default=[], metavar="COL=VALUE", help="keep only these runs (repeatable)"
-    )
-    p_plot.add_argument("--agg", choices=("mean", "median", "min", "max"), default="mean", help="runs → one value")
-    p_plot.add_argument("--errorbars", choices=("minmax", "std", "none"), default="minmax", help="spread of those runs")
-    p_plot.add_argument("--no-geomean", dest="geomean", action="store_false", help="bars: no geomean group")
-    p_plot.add_argument("--logx", action="store_true", help="lines: logarithmic x axis")
-    p_plot.add_argument("--logy", action="store_true", help="logarithmic y axis")
-    p_plot.add_argument("--title", help="title above the plot")
-    p_plot.add_argument("--ylabel", help="y axis label (default: the stat, and what it is normalised to)")
-    p_plot.add_argument(
-        "-o", "--output", action="append", required=True, metavar="FILE", help="FILE.png, .svg or .pdf (repeatable)"
-    )
+    # sweep / results
+    cli_sweep.add_parsers(sub)
+    # plot
+    cli_plot.add_parser(sub)
     return parser
 
 
@@ -656,58 +640,6 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def cmd_plot(args: argparse.Namespace, err: Console) -> int:
-    import matplotlib
-
-    # Never needs a display, even if something imports pyplot later in this process.
-    matplotlib.use("Agg")
-    from tessera import figures, results
-
-    for o in args.output:
-        if Path(o).suffix.lower().lstrip(".") not in figures.FORMATS:
-            raise _Usage(f"-o {o}: the suffix sets the format; use .png, .svg or .pdf")
-        if not (Path(o).parent if str(Path(o).parent) else Path(".")).is_dir():
-            raise _Usage(f"-o {o}: directory {str(Path(o).parent)!r} does not exist")
-    if args.store is not None and not os.path.exists(args.store):
-        raise _Usage(f"--store {args.store}: no such file")
-    if args.view == "lines" and not args.x:
-        raise _Usage("plot lines needs --x COL, the swept axis")
-    if args.view == "lines" and not args.geomean:
-        raise _Usage("--no-geomean applies only to plot bars")
-    if args.view == "bars" and args.logx:
-        raise _Usage("--logx applies only to plot lines")
-    where: dict[str, list[str]] = {}
-    for item in args.where:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise _Usage(f"--where {item!r}: expected COL=VALUE")
-        where.setdefault(key.strip(), []).append(value.strip())  # a repeated column keeps any of its values
-    baseline: Any = args.baseline
-    if baseline is not None and "=" in baseline:
-        key, _, value = baseline.partition("=")
-        baseline = {key.strip(): value.strip()}
-    kwargs: dict[str, Any] = dict(
-        hue=args.hue, baseline=baseline, where=where or None, agg=args.agg, logy=args.logy, title=args.title,
-        ylabel=args.ylabel, errorbars=None if args.errorbars == "none" else args.errorbars,
-    )  # fmt: skip
-    try:
-        df = results.load(args.store, sweep=args.sweep)
-        if df.empty:
-            raise _Usage("no runs in the store" + (f" for sweep {args.sweep!r}" if args.sweep else ""))
-        if args.view == "bars":
-            fig = figures.bars(df, args.y, x=args.x or "workload", geomean=args.geomean, **kwargs)
-        else:
-            fig = figures.lines(df, args.y, x=args.x, logx=args.logx, **kwargs)
-    except ValueError as e:  # a column, value or baseline that is not in the runs
-        raise _Usage(str(e)) from None
-    for note in fig.tessera_notes:
-        err.print(f"tessera: note: {note}", markup=False, highlight=False, soft_wrap=True)
-    for o in args.output:
-        figures.save(fig, o)
-        err.print(f"wrote {o}", markup=False, highlight=False)
-    return EXIT_OK
-
-
 # ----------------------------------------------------------------------- main
 
 
@@ -720,6 +652,8 @@ def _exit_code(e: TesseraError) -> int:
         return EXIT_OOM
     if isinstance(e, ToolError):
         return EXIT_TOOL
+    if isinstance(e, StoreError):
+        return EXIT_STORE
     return EXIT_ERROR
 
 
@@ -738,7 +672,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "list": lambda: cmd_list(out),
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
-        "plot": lambda: cmd_plot(args, err),
+        "sweep": lambda: cli_sweep.cmd_sweep(args, out, err),
+        "results": lambda: cli_sweep.cmd_results(args, out, err),
+        "plot": lambda: cli_plot.cmd_plot(args, err),
     }
     try:
         return handlers[args.command]()
@@ -752,6 +688,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TesseraError as e:
         print(f"tessera: error: {e}", file=sys.stderr)
         return _exit_code(e)
+    except LookupError as e:
+        # `tessera results show/ls` naming a run or sweep the store lacks.
+        print(f"tessera: error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:
         # `tessera ... | head`: the reader went away; stay quiet.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -13,12 +13,18 @@ the details as attributes:
   gcc, apt-get, or the program being recorded) is missing or failed; the
   message says how to install what is missing.
 - :class:`ResultFileError` — a saved result file could not be read.
+- :class:`SweepError` (a :class:`ConfigError`) — a sweep file is malformed;
+  ``file``, ``path`` (key within it) and ``allowed``.
+- :class:`StoreError` — the results store is not a Tessera store, is from a
+  newer Tessera, or is damaged; ``path``.
 
 A run stopped by Ctrl-C (or by a progress callback raising
 ``KeyboardInterrupt``) raises :class:`KeyboardInterrupt`.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 from tessera._core import ConfigError, SimulatedOutOfMemory, TesseraError, ToolError, TraceError
 
@@ -29,11 +35,48 @@ __all__ = [
     "SimulatedOutOfMemory",
     "ToolError",
     "ResultFileError",
+    "SweepError",
+    "StoreError",
 ]
 
 
 class ResultFileError(TesseraError):
     """A saved result file is missing, unreadable or not a Tessera result."""
+
+    def __init__(self, path: str, msg: str) -> None:
+        super().__init__(f"{path}: {msg}")
+        self.path = path
+        self.msg = msg
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (type(self), (self.path, self.msg))
+
+
+class SweepError(ConfigError):
+    """A sweep file is malformed or one of its runs has a bad machine.
+
+    ``file`` is the sweep (or ``<sweep dict>``), ``path`` the key within it
+    (``axes.workload``) or, for a machine error, the config key; ``allowed``
+    the accepted values when there is a fixed set."""
+
+    def __init__(self, file: str, path: str, msg: str, allowed: Optional[list[str]] = None) -> None:
+        allowed = list(allowed or [])
+        text = f"{file}: {msg}"
+        if allowed:
+            text += f" (allowed: {', '.join(allowed)})"
+        super().__init__(text)
+        self.file = file
+        self.path = path
+        self.allowed = allowed
+        self.msg = msg
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str, list[str]]]:
+        return (type(self), (self.file, self.path, self.msg, self.allowed))
+
+
+class StoreError(TesseraError):
+    """The results store cannot be opened or read: not a Tessera store, from
+    a newer Tessera, or damaged. ``path`` names the file."""
 
     def __init__(self, path: str, msg: str) -> None:
         super().__init__(f"{path}: {msg}")

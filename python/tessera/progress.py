@@ -99,3 +99,59 @@ class ProgressBar:
             return
         self._last = now
         self._progress.update(self._task, completed=done, total=total or None)
+
+
+class _RunsColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        failed = task.fields.get("failed", 0)
+        text = Text(f"{int(task.completed)}/{int(task.total or 0)} runs", style="progress.download")
+        if failed:
+            text.append(f"  {failed} failed", style="bold red")
+        return text
+
+
+class _RunRateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        if speed is None:
+            return Text("")
+        return Text(f"{speed:.2f} runs/s" if speed < 10 else f"{speed:.0f} runs/s", style="progress.data.speed")
+
+
+class SweepProgressBar:
+    """A ``(done, total, failed)`` sink for sweeps: runs done, rate, ETA, failures.
+
+    Runs already in the store count as done from the start; the rate and ETA
+    are over the runs this sweep computes."""
+
+    def __init__(self, name: str, total: int, already: int = 0, console: Optional[Console] = None) -> None:
+        self._console = console or Console(stderr=True)
+        self._progress = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            _RunsColumn(),
+            _RunRateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self._console,
+            transient=False,
+        )
+        self._name, self._total, self._already = name, total, already
+        self._task: Optional[Any] = None
+
+    def __enter__(self) -> "SweepProgressBar":
+        self._progress.start()
+        # Counting stored runs in `completed` would inflate the rate; start
+        # the task at zero over the runs left and show the stored ones in the label.
+        label = self._name + (f" ({self._already} stored)" if self._already else "")
+        self._task = self._progress.add_task(label, total=self._total - self._already, failed=0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def __call__(self, done: int, total: int, failed: int = 0) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, completed=done - self._already, failed=failed)

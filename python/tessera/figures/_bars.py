@@ -74,7 +74,7 @@ def bars(
     draw_geomean = geomean and len(p.x_labels) > 1
     groups = p.x_labels + ([GEOMEAN] if draw_geomean else [])
     n_hue = len(p.hue_labels)
-    fig, ax = new_axes(ax, width=1.8 + len(groups) * (0.22 * n_hue + 0.3) + (1.4 if p.hue_col else 0.0))
+    fig, ax = new_axes(ax, width=2.5 + len(groups) * (0.25 * n_hue + 0.35) + (1.8 if p.hue_col else 0.0))
 
     width = 0.8 / n_hue
     centres = np.arange(len(groups), dtype=float)

@@ -76,10 +76,12 @@ def _unknown_column_message(df: pd.DataFrame, name: str) -> str:
         for p in PREFIXES:
             if col.startswith(p):
                 typed.setdefault(col[len(p) :], col)
-    close = []
-    for match in difflib.get_close_matches(name, list(typed), n=8, cutoff=0.6):
+    close: list[str] = []
+    for match in difflib.get_close_matches(name, list(typed), n=10, cutoff=0.6):
         if typed[match] not in close:
             close.append(typed[match])
+    # A sweep's axes are what a figure is usually about: name them first.
+    close.sort(key=lambda c: not c.startswith("axis."))
     axes = [str(c) for c in df.columns if str(c).startswith("axis.")]
     msg = f"unknown column {name!r}"
     msg += f"; did you mean {', '.join(close[:5])}?" if close else "; no similar column."
@@ -261,7 +263,11 @@ def prepare(
 
     d = _apply_where(df, where)
     if d[x_col].isna().all():
-        raise ValueError(f"x column {x_col} has no values in these runs; choose another x")
+        axes = [str(c) for c in d.columns if str(c).startswith("axis.")]
+        raise ValueError(
+            f"x column {x_col} has no values in these runs; choose another x"
+            + (f" (axis columns: {', '.join(axes)})" if axes else "")
+        )
 
     d = d.assign(_x=d[x_col].map(label), _h=d[hue_col].map(label) if hue_col else "")
     x_labels = ordered_values(d[x_col].tolist(), order, "order value", x_col)
