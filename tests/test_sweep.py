@@ -264,3 +264,54 @@ def test_cli_errors(cli, tmp_path: Path):
     cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "1")
     r = cli("results", "show", "ffffff", "--store", "s.sqlite")
     assert r.code == 1 and "no run" in r.err
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_signalled_cli_sweep_resumes_without_recomputing(tmp_path: Path, sig: str):
+    """`tessera sweep` stopped by a signal mid-sweep: exit 130, no worker left
+    behind, and the re-run computes exactly the runs that were not stored."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    f = tmp_path / "s.toml"
+    f.write_text(
+        'name = "sig"\nmachine = "tlb_only"\n'
+        '[source]\nsynthetic = { pattern = "uniform", accesses = 400000, footprint = "1GiB" }\n'
+        '[axes]\nseed = { start = 0, stop = 40 }\n'
+    )
+    store = tmp_path / "s.sqlite"
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    p = subprocess.Popen([sys.executable, "-m", "tessera", "sweep", str(f), "--store", str(store), "-j", "2", "-q"],
+                         env=env, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    n = 0
+    while time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.1)
+        if store.exists():
+            try:
+                with sqlite3.connect(store, timeout=5) as c:
+                    n = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue  # schema not created yet
+            if n >= 3:
+                break
+    assert p.poll() is None, "the sweep finished before it could be interrupted"
+    p.send_signal(getattr(signal, sig))
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err.decode()
+    # No worker outlives the sweep (multiprocessing's forkserver and resource
+    # tracker notice their parent has gone and leave a moment later).
+    for _ in range(100):
+        left = subprocess.run(["pgrep", "-a", "-s", str(p.pid)], capture_output=True, text=True).stdout.splitlines()
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == [], f"processes left in the sweep's session: {left}"
+    with open_store(store) as st:
+        stored = st.count()
+    assert 3 <= stored < 40
+    rep = run_sweep(f, store=store, jobs=2)
+    assert (rep.already_stored, rep.computed, rep.failed) == (stored, 40 - stored, 0)

@@ -297,6 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="time every built-in workload's generator alone, at its default parameters",
     )
+    wsel.add_argument(
+        "--sweep",
+        action="store_true",
+        help="measure the sweep machinery: dispatch overhead on 200 tiny runs, and 1 vs 2 worker scaling",
+    )
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
 
@@ -597,6 +602,8 @@ def _bench_workloads(args: argparse.Namespace, out: Console, err: Console) -> in
 def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.workload or args.generators:
         return _bench_workloads(args, out, err)
+    if args.sweep:
+        return cli_sweep.cmd_bench_sweep(args, out, err)
     if args.params:
         raise _Usage("--param applies only to --workload")
     accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)

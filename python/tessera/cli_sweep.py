@@ -107,6 +107,16 @@ def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(t)
         return EXIT_OK
 
+    # SIGTERM (a batch system's stop, `kill`) ends the sweep like Ctrl-C:
+    # workers are stopped, the stored results stay, and a re-run resumes.
+    import signal
+    import threading
+
+    def _term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term)
     report = run_sweep(args.file, store=args.store, executor=executor, jobs=args.jobs, force=args.force,
                        progress=show, on_plan=on_plan)
     if args.json:
@@ -183,4 +193,37 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
         elif action == "forget":
             n = st.delete_sweep(args.sweep)
             err.print(f"forgot sweep {args.sweep} ({n} runs; their results stay in the store)", markup=False)
+    return EXIT_OK
+
+
+def cmd_bench_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from tessera.cli import EXIT_OK
+    from tessera.result import write_atomic
+    from tessera.sweeps.bench import CPU_ACCESSES, TINY_ACCESSES, bench_sweep
+
+    quick = args.quick
+    res = bench_sweep(
+        tiny_runs=40 if quick else 200,
+        tiny_accesses=TINY_ACCESSES,
+        cpu_runs=4 if quick else 8,
+        cpu_accesses=(CPU_ACCESSES // 10) if quick else CPU_ACCESSES,
+        status=(lambda m: err.print(m, markup=False, highlight=False)) if should_show(sys.stderr) else None,
+    )
+    t = Table(title="tessera bench --sweep", header_style="bold")
+    t.add_column("measurement")
+    t.add_column("result", justify="right")
+    for key in sorted(k for k in res if k.startswith("tiny_")):
+        m = res[key]
+        jobs = key.split("_")[1]
+        t.add_row(f"{m['runs']} tiny runs ({m['mean_run_s'] * 1e3:.0f} ms each), {jobs} worker(s): time outside the simulator",
+                  f"{100 * m['outside_simulator']:.1f}%")
+    w = res["workers"]
+    t.add_row(f"CPU-bound sweep ({res['cpu_1']['runs']} runs): wall on 1 worker", f"{res['cpu_1']['wall_s']:.2f} s")
+    if f"cpu_{w}" in res and w != 1:
+        t.add_row(f"same on {w} workers", f"{res[f'cpu_{w}']['wall_s']:.2f} s")
+        t.add_row(f"speed-up 1 → {w} workers", f"{res['speedup']:.2f}x")
+    out.print(t)
+    if args.json:
+        doc = {"tessera_version": __import__("tessera").__version__, "cpus": __import__("os").cpu_count(), **res}
+        write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
     return EXIT_OK

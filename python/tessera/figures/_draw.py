@@ -22,8 +22,12 @@ def new_axes(ax: Any, width: float) -> tuple[Any, Any]:
         return ax.figure, ax
     from matplotlib.figure import Figure
 
+    fig = Figure(figsize=(min(max(width, 4.5), MAX_WIDTH), HEIGHT))
     # Constrained layout keeps the outside legend and long tick labels inside the canvas.
-    fig = Figure(figsize=(min(max(width, 4.5), MAX_WIDTH), HEIGHT), layout="constrained")
+    if hasattr(fig, "set_layout_engine"):  # matplotlib >= 3.6
+        fig.set_layout_engine("constrained")
+    else:  # 3.5 (set_constrained_layout warns as deprecated from 3.6 on)
+        fig.set_constrained_layout(True)
     return fig, fig.add_subplot()
 
 
