@@ -131,7 +131,7 @@ def test_bars_normalised_to_a_hue_value_pairs_each_seed_with_its_baseline():
         assert got[ps] == pytest.approx(ratios + [gmean(ratios)])
     assert got["4k"] == pytest.approx([1.0] * 4)
     ax = fig.axes[0]
-    assert ax.get_ylabel() == "derived.walks_pki\nnormalised to physmem.page_size = 4k"
+    assert ax.get_ylabel() == "derived.walks_pki\nnormalised to 4k"
     # The dashed reference line at 1.
     assert any(list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())
 
@@ -142,7 +142,12 @@ def test_bars_normalised_to_a_mapping_over_x():
     got = bar_heights(fig)
     for ps in SCALE:
         assert got[ps] == pytest.approx([value(ps, w, 0) / value(ps, "sort", 0) for w in BASE])
-    assert fig.axes[0].get_ylabel().endswith("normalised to workload = sort")
+    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to workload=sort"
+    # Both columns named: every bar is divided by the one (sort, 4k) run.
+    fig = figures.bars(df, "walks_pki", hue="physmem.page_size", baseline={"workload": "sort", "physmem.page_size": "4k"})
+    assert bar_heights(fig)["thp"][:3] == pytest.approx([value("thp", w, 0) / value("4k", "sort", 0) for w in BASE])
+    # Wrapped to fit beside the axis, never inside "column=value".
+    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to workload=sort,\nphysmem.page_size=4k"
 
 
 def test_geomean_leaves_out_zero_negative_and_missing_bars_with_a_note():
@@ -259,6 +264,7 @@ def test_lines_normalised_to_an_x_value():
     expected = [np.mean([(4096 / e + s) / (8 + s) for s in (0, 1)]) for e in xs]
     assert ys == pytest.approx(expected)
     assert ys[0] == pytest.approx(1.0)
+    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to mmu.tlb.l2_tlb.entries=512"
 
 
 def test_lines_place_size_strings_by_value_and_keep_their_names():
@@ -312,7 +318,8 @@ def test_a_swept_axis_varying_inside_a_bar_is_an_error():
         figures.bars(df, "walks_pki")
     assert str(e.value).startswith(
         "axis.physmem.page_size takes several values (4k, 2m, thp) within one point (x=gups); "
-        "averaging over it would hide a result: fix it with where={'physmem.page_size': ...}"
+        "averaging over it would hide a result: keep one value with where={'physmem.page_size': VALUE} "
+        "(--where physmem.page_size=VALUE), or plot it as x or hue"
     )
     two = pd.concat([df, df.assign(sweep="other")])
     with pytest.raises(ValueError, match="sweep takes several values .* pick one sweep with --sweep"):

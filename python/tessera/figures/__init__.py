@@ -2,8 +2,8 @@
 
 >>> from tessera import figures, results
 >>> df = results.load("tessera-results/store.sqlite", sweep="page-sizes")    # doctest: +SKIP
->>> fig = figures.bars(df, "derived.walk_cycle_share", hue="physmem.page_size",
-...                    baseline="4k")                                        # doctest: +SKIP
+>>> fig = figures.bars(df, "derived.walk_cycle_share", hue="physmem.page_size.kind",
+...                    baseline="base_only")                                 # doctest: +SKIP
 >>> figures.save(fig, "page-sizes", formats=("png", "svg"))                  # doctest: +SKIP
 
 - :func:`bars`: grouped bars per workload (or any column), one bar per hue

@@ -26,6 +26,7 @@ import dataclasses
 import difflib
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
@@ -295,8 +296,9 @@ def prepare(
     normalised = baseline is not None
     if normalised:
         values, what = _normalise(d, values, x_col, hue_col, baseline, replicates + others, keys)
-        # Two lines: one would often be longer than the axis is tall.
-        default_ylabel = f"{short_name(y_col)}\nnormalised to {what}"
+        # Wrapped: one line would often be longer than the axis is tall.
+        wrap = dict(width=40, break_long_words=False, break_on_hyphens=False)
+        default_ylabel = "\n".join([short_name(y_col)] + textwrap.wrap(f"normalised to {what}", **wrap))
     else:
         default_ylabel = short_name(y_col)
 
@@ -351,7 +353,8 @@ def _check_no_stray_axis(d: pd.DataFrame, others: list[str], keys: Mapping[str, 
     inside = frame[(frame["_x"] == gx) & (frame["_h"] == gh)][col]
     where_txt = f"x={gx}" + (f", hue={gh}" if gh else "")
     hint = "pick one sweep with --sweep or where={'sweep': ...}" if col == "sweep" else (
-        f"fix it with where={{'{short_name(col)}': ...}} (--where), or plot it as x or hue"
+        f"keep one value with where={{'{short_name(col)}': VALUE}} (--where {short_name(col)}=VALUE), "
+        "or plot it as x or hue"
     )
     raise ValueError(
         f"{col} takes several values ({', '.join(dict.fromkeys(inside))}) within one point ({where_txt}); "
@@ -382,7 +385,10 @@ def _normalise(
                 "give hue=..., or a mapping such as baseline={'workload': 'gups'}"
             )
         spec = {hue_col: baseline}
-    what = ", ".join(f"{short_name(c)} = {label(v)}" for c, v in spec.items())
+    # A hue value is named alone: the legend already says which column it is.
+    what = label(baseline) if not isinstance(baseline, Mapping) else (
+        ", ".join(f"{short_name(c)}={label(v)}" for c, v in spec.items())
+    )
 
     is_base = pd.Series(True, index=d.index)
     for col, wanted in spec.items():

@@ -12,7 +12,7 @@ import numpy as np
 
 from tessera.figures._common import Prepared, short_name
 
-HEIGHT = 3.6
+HEIGHT = 4.0
 MAX_WIDTH = 16.0
 
 
