@@ -150,6 +150,18 @@ def test_bars_normalised_to_a_mapping_over_x():
     assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to workload=sort,\nphysmem.page_size=4k"
 
 
+def test_normalising_a_plain_frame_without_seeds_or_axes():
+    # No seed column: the two runs of (a, 2m) are replicates, each divided by
+    # the one (a, 4k) run; then averaged.
+    df = pd.DataFrame({"workload": ["a", "a", "b", "b", "a"], "ps": ["4k", "2m", "4k", "2m", "2m"],
+                       "y": [2.0, 1.0, 4.0, 1.0, 3.0]})  # fmt: skip
+    got = bar_heights(figures.bars(df, "y", hue="ps", baseline="4k"))
+    assert got["2m"] == pytest.approx([(1.0 / 2 + 3.0 / 2) / 2, 1.0 / 4, math.sqrt(1.0 * 0.25)])
+    # Nothing left to pair on: every bar is divided by the one baseline run.
+    (heights,) = bar_heights(figures.bars(df[df.ps == "4k"], "y", baseline={"workload": "b"})).values()
+    assert heights == pytest.approx([0.5, 1.0, math.sqrt(0.5)])
+
+
 def test_geomean_leaves_out_zero_negative_and_missing_bars_with_a_note():
     df = sweep_frame(seeds=(0,))
     df.loc[(df.workload == "gups") & (df["axis.physmem.page_size"] == "2m"), "derived.walks_pki"] = 0.0
@@ -341,6 +353,11 @@ def test_bad_baselines_and_filters():
         figures.bars(gap, "walks_pki", hue="physmem.page_size", baseline="4k")
     with pytest.raises(ValueError, match="where workload=mcf: no run has that value; workload takes gups, kvcache, sort"):
         figures.bars(df, "walks_pki", hue="physmem.page_size", where={"workload": "mcf"})
+    with pytest.raises(ValueError, match=r"where workload=mcf\|lbm: no run has that value"):
+        figures.bars(df, "walks_pki", hue="physmem.page_size", where={"workload": ["mcf", "lbm"]})
+    with pytest.raises(ValueError, match="no run matches every where condition"):
+        no_gups_2m = df[~((df.workload == "gups") & (df["axis.physmem.page_size"] == "2m"))]
+        figures.bars(no_gups_2m, "walks_pki", where={"workload": "gups", "physmem.page_size": "2m"})
     with pytest.raises(ValueError, match="not numeric"):
         figures.bars(df, "source", hue="physmem.page_size")
 

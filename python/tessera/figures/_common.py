@@ -331,8 +331,10 @@ def _apply_where(df: pd.DataFrame, where: Where) -> pd.DataFrame:
         hit = _matches(df[col], wanted)
         if not hit.any():
             avail = ", ".join(dict.fromkeys(df[col].map(label)))
-            raise ValueError(f"where {name}={label(wanted) if not isinstance(wanted, list) else wanted}: "
-                             f"no run has that value; {col} takes {avail}")
+            given = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+            raise ValueError(
+                f"where {name}={'|'.join(label(v) for v in given)}: no run has that value; {col} takes {avail}"
+            )
         keep &= hit
     if not keep.any():
         raise ValueError(f"no run matches every where condition ({', '.join(map(str, where))}) together")
