@@ -130,6 +130,9 @@ def test_bars_normalised_to_a_hue_value_pairs_each_seed_with_its_baseline():
         ratios = [np.mean([value(ps, w, s) / value("4k", w, s) for s in (0, 1)]) for w in BASE]
         assert got[ps] == pytest.approx(ratios + [gmean(ratios)])
     assert got["4k"] == pytest.approx([1.0] * 4)
+    # The baseline need not be drawn.
+    only = bar_heights(figures.bars(df, "walks_pki", hue="physmem.page_size", baseline="4k", hue_order=["thp"]))
+    assert list(only) == ["thp"] and only["thp"] == pytest.approx(got["thp"])
     ax = fig.axes[0]
     assert ax.get_ylabel() == "derived.walks_pki\nnormalised to 4k"
     # The dashed reference line at 1.

@@ -273,11 +273,6 @@ def prepare(
     d = d.assign(_x=d[x_col].map(label), _h=d[hue_col].map(label) if hue_col else "")
     x_labels = ordered_values(d[x_col].tolist(), order, "order value", x_col)
     hue_labels = ordered_values(d[hue_col].tolist(), hue_order, "hue_order value", hue_col) if hue_col else [""]
-    # An explicit order is also a selection.
-    d = d[d["_x"].isin(x_labels) & d["_h"].isin(hue_labels)]
-    x_values: dict[str, Any] = {}
-    for v in d[x_col]:
-        x_values.setdefault(label(v), v)
 
     chosen = _same_dimension(x_col) | (_same_dimension(hue_col) if hue_col else set())
     replicates = [c for c in REPLICATE_COLUMNS if c in d.columns and c not in chosen]
@@ -301,6 +296,14 @@ def prepare(
         default_ylabel = "\n".join([short_name(y_col)] + textwrap.wrap(f"normalised to {what}", **wrap))
     else:
         default_ylabel = short_name(y_col)
+
+    # An explicit order is also a selection, made after normalising so that
+    # the baseline need not be drawn (hue_order=["thp"], baseline="4k").
+    selected = d["_x"].isin(x_labels) & d["_h"].isin(hue_labels)
+    d, values = d[selected], values[selected]
+    x_values: dict[str, Any] = {}
+    for v in d[x_col]:
+        x_values.setdefault(label(v), v)
 
     table, max_runs = _aggregate(d["_x"], d["_h"], values, agg, errorbars)
     return Prepared(
