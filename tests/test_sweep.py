@@ -315,3 +315,53 @@ def test_signalled_cli_sweep_resumes_without_recomputing(tmp_path: Path, sig: st
     assert 3 <= stored < 40
     rep = run_sweep(f, store=store, jobs=2)
     assert (rep.already_stored, rep.computed, rep.failed) == (stored, 40 - stored, 0)
+
+
+def test_grid_expansion_property():
+    """Against a direct model: every combination once, in order, minus excluded ones."""
+    import itertools
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st_
+
+    from tessera.sweeps.spec import _points
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        lens=st_.lists(st_.integers(1, 3), min_size=1, max_size=4),
+        zip_first_two=st_.booleans(),
+        excl=st_.lists(st_.tuples(st_.integers(0, 3), st_.integers(0, 2)), max_size=2),
+    )
+    def check(lens, zip_first_two, excl):
+        names = [f"a{i}" for i in range(len(lens))]
+        axes = {n: [f"{n}v{j}" for j in range(k)] for n, k in zip(names, lens)}
+        zipped = zip_first_two and len(lens) >= 2
+        if zipped:
+            axes[names[1]] = [f"{names[1]}v{j}" for j in range(lens[0])]
+            axes["zip"] = [[names[0], names[1]]]
+        exclude = [{names[i % len(names)]: f"{names[i % len(names)]}v{j}"} for i, j in excl]
+        s = load_spec({"name": "p", "source": {"synthetic": SYN}, "axes": axes, "exclude": exclude})
+        got = _points(s)
+        lists = [axes[n] for n in names]
+        if zipped:
+            model = [dict(zip(names, (a, b, *rest))) for (a, b), *rest in
+                     ([pair, *r] for pair, *r in itertools.product(list(zip(lists[0], lists[1])), *lists[2:]))]
+        else:
+            model = [dict(zip(names, c)) for c in itertools.product(*lists)]
+        model = [p for p in model if not any(all(p[k] == v for k, v in r.items()) for r in exclude)]
+        assert got == model
+
+    check()
+
+
+def test_cli_forget_and_load_all(cli, tmp_path: Path):
+    write_sweep(tmp_path)
+    assert cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "0").code == 2
+    assert cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "1").code == 0
+    assert len(tessera.results.load(tmp_path / "s.sqlite")) == 2
+    r = cli("results", "forget", "cli", "--store", "s.sqlite")
+    assert r.code == 0 and "forgot sweep cli" in r.err
+    df = tessera.results.load(tmp_path / "s.sqlite")  # results stay, without a sweep
+    assert len(df) == 2 and df["sweep"].isna().all()
+    r = cli("results", "ls", "--store", "s.sqlite", "--sweep", "cli")
+    assert r.code == 1 and "no sweep 'cli'" in r.err

@@ -79,8 +79,10 @@ def _fmt_s(s: float) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from tessera.cli import EXIT_ERROR, EXIT_OK
+    from tessera.cli import EXIT_ERROR, EXIT_OK, _Usage
 
+    if args.jobs is not None and args.jobs < 1:
+        raise _Usage(f"--jobs must be at least 1, not {args.jobs}")
     executor = args.scheduler or None
     show = should_show(sys.stderr, args.quiet)
 

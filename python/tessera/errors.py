@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 
-class ResultFileError(TesseraError):
-    """A saved result file is missing, unreadable or not a Tessera result."""
+class _FileError(TesseraError):
+    """A failure that belongs to one file: ``path`` and ``msg``."""
 
     def __init__(self, path: str, msg: str) -> None:
         super().__init__(f"{path}: {msg}")
@@ -50,6 +50,10 @@ class ResultFileError(TesseraError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
         return (type(self), (self.path, self.msg))
+
+
+class ResultFileError(_FileError):
+    """A saved result file is missing, unreadable or not a Tessera result."""
 
 
 class SweepError(ConfigError):
@@ -74,14 +78,6 @@ class SweepError(ConfigError):
         return (type(self), (self.file, self.path, self.msg, self.allowed))
 
 
-class StoreError(TesseraError):
+class StoreError(_FileError):
     """The results store cannot be opened or read: not a Tessera store, from
     a newer Tessera, or damaged. ``path`` names the file."""
-
-    def __init__(self, path: str, msg: str) -> None:
-        super().__init__(f"{path}: {msg}")
-        self.path = path
-        self.msg = msg
-
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        return (type(self), (self.path, self.msg))

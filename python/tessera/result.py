@@ -22,13 +22,14 @@ partial file behind.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import math
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -38,7 +39,7 @@ from tessera.errors import ResultFileError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["Result", "load_result", "write_atomic", "FORMATS"]
+__all__ = ["Result", "load_result", "write_atomic", "atomic_target", "FORMATS"]
 
 #: Result file formats accepted by :meth:`Result.save`.
 FORMATS = ("json", "csv")
@@ -195,15 +196,15 @@ def _csv_cell(v: Any) -> Any:
     return v
 
 
-def write_atomic(path: _PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same
-    directory and a rename, so readers never see a partial file."""
+@contextlib.contextmanager
+def atomic_target(path: _PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed over ``path``
+    when the block succeeds, removed when it fails (Ctrl-C included), so
+    readers never see a partial file."""
     p = Path(path)
-    # open(..., "x") rather than mkstemp: the file gets the usual umask permissions.
     tmp = p.with_name(f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        yield tmp
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -211,6 +212,14 @@ def write_atomic(path: _PathLike, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_atomic(path: _PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_target`)."""
+    with atomic_target(path) as tmp:
+        # open(..., "x") rather than mkstemp: the file gets the usual umask permissions.
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(text)
 
 
 def load_result(path: _PathLike) -> Result:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from tessera.config import flatten
-from tessera.result import Result, write_atomic
+from tessera.result import Result, atomic_target, write_atomic
 from tessera.store import Store, open_store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,24 +146,14 @@ def export(
         recs = json.loads(df.to_json(orient="records"))
         write_atomic(p, json.dumps(recs, indent=1, sort_keys=False) + "\n")
     else:
-        import uuid
-
-        tmp = p.with_name(f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-        try:
-            # Mixed-type config columns (a key that is a number in one machine
-            # and a string in another) would make pyarrow refuse the table.
-            out = df.copy()
-            for c in out.columns:
-                if out[c].dtype == object:
-                    kinds = {type(v) for v in out[c] if v is not None and not (isinstance(v, float) and math.isnan(v))}
-                    if len(kinds) > 1:
-                        out[c] = out[c].map(lambda v: None if v is None else str(v))
+        # Mixed-type config columns (a key that is a number in one machine
+        # and a string in another) would make pyarrow refuse the table.
+        out = df.copy()
+        for c in out.columns:
+            if out[c].dtype == object:
+                kinds = {type(v) for v in out[c] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+                if len(kinds) > 1:
+                    out[c] = out[c].map(lambda v: None if v is None else str(v))
+        with atomic_target(p) as tmp:
             out.to_parquet(tmp, index=False)
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
     return p

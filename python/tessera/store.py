@@ -69,6 +69,7 @@ CREATE TABLE sweep_runs (
     point TEXT NOT NULL,
     PRIMARY KEY (sweep, run_id)
 );
+CREATE INDEX sweep_runs_by_run ON sweep_runs(run_id);
 CREATE TABLE failures (
     sweep TEXT NOT NULL,
     run_id TEXT NOT NULL,
@@ -230,10 +231,11 @@ class Store:
             row = self._conn.execute("SELECT spec FROM sweeps WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 
-    def rows(self, sweep: Optional[str] = None) -> list[dict[str, Any]]:
+    def rows(self, sweep: Optional[str] = None, run_id: Optional[str] = None) -> list[dict[str, Any]]:
         """Stored runs as dicts: ``run_id, sweep, point, machine, workload,
         inputs, result (parsed JSON), wall_s, host, finished`` — a sweep's runs
-        in sweep order, or every run (with the point of its latest sweep)."""
+        in sweep order, or every run (with the point of its latest sweep), or
+        the one run ``run_id``."""
         if sweep is not None:
             q = """
                 SELECT r.run_id, m.sweep, m.point, r.machine, r.workload, r.inputs, r.result, r.wall_s, r.host, r.finished
@@ -249,9 +251,9 @@ class Store:
                        (SELECT m.point FROM sweep_runs m JOIN sweeps s ON s.name = m.sweep
                         WHERE m.run_id = r.run_id ORDER BY s.updated DESC, s.name LIMIT 1),
                        r.machine, r.workload, r.inputs, r.result, r.wall_s, r.host, r.finished
-                FROM runs r ORDER BY r.finished, r.run_id
-            """
-            args = ()
+                FROM runs r {where} ORDER BY r.finished, r.run_id
+            """.format(where="WHERE r.run_id = ?" if run_id is not None else "")
+            args = (run_id,) if run_id is not None else ()
         out = []
         with self._guard():
             for rid, sw, point, machine, workload, inputs, result, wall_s, host, finished in self._conn.execute(q, args):
@@ -284,10 +286,10 @@ class Store:
             raise KeyError(f"no run {run_id!r} in {self.path}")
         if len(found) > 1:
             raise KeyError(f"run id prefix {run_id!r} is ambiguous in {self.path}")
-        for row in self.rows():
-            if row["run_id"] == found[0][0]:
-                return row
-        raise KeyError(run_id)  # pragma: no cover - vanished between the two queries
+        rows = self.rows(run_id=found[0][0])
+        if not rows:  # pragma: no cover - deleted between the two queries
+            raise KeyError(run_id)
+        return rows[0]
 
     def failures(self, sweep: Optional[str] = None) -> list[dict[str, Any]]:
         q = "SELECT sweep, run_id, kind, error, at FROM failures"
