@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
+
+from tessera.result import atomic_target
 
 #: File formats :func:`save` writes, by suffix.
 FORMATS = ("png", "svg", "pdf")
@@ -55,8 +57,6 @@ def save(
         stem = p.with_suffix("") if suffix in FORMATS else p
         targets = [(stem.with_name(f"{stem.name}.{f}"), f) for f in dict.fromkeys(wanted)]
 
-    import io
-
     import matplotlib as mpl
 
     written = []
@@ -64,20 +64,9 @@ def save(
         for target, fmt in targets:
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, dpi=dpi, metadata=_METADATA[fmt])
-            _write_bytes_atomic(target, buf.getvalue())
+            with atomic_target(target) as tmp:
+                with open(tmp, "xb") as f:
+                    f.write(buf.getvalue())
             written.append(target)
     return written
 
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
