@@ -401,6 +401,11 @@ def test_svg_and_pdf_are_byte_identical_for_the_same_data(tmp_path):
         assert pa.read_bytes() == pb.read_bytes(), pa.name
     svg = a[0].read_text()
     assert svg.startswith("<?xml") and "<dc:date>" not in svg
+    # Nor does it matter what was saved before: a PNG first, or the same SVG twice.
+    fig = _small_figure()
+    (c,) = figures.save(fig, tmp_path / "c", formats=("png", "svg"))[1:]
+    (d,) = figures.save(fig, tmp_path / "d.svg")
+    assert c.read_bytes() == d.read_bytes() == a[0].read_bytes()
 
 
 def test_svg_identical_across_processes_and_without_pyplot(tmp_path):

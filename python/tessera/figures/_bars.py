@@ -74,7 +74,7 @@ def bars(
     draw_geomean = geomean and len(p.x_labels) > 1
     groups = p.x_labels + ([GEOMEAN] if draw_geomean else [])
     n_hue = len(p.hue_labels)
-    fig, ax = new_axes(ax, width=2.5 + len(groups) * (0.25 * n_hue + 0.35) + (1.8 if p.hue_col else 0.0))
+    fig, ax, owned = new_axes(ax, width=2.5 + len(groups) * (0.25 * n_hue + 0.35) + (1.8 if p.hue_col else 0.0))
 
     width = 0.8 / n_hue
     centres = np.arange(len(groups), dtype=float)
@@ -108,7 +108,7 @@ def bars(
     ax.set_xlim(-0.6, len(groups) - 0.4)
     if logy:
         ax.set_yscale("log")
-    finish(fig, ax, p, xlabel if xlabel is not None else short_name(p.x_col), title, "whiskers")
+    finish(fig, ax, p, xlabel if xlabel is not None else short_name(p.x_col), title, "whiskers", owned)
     return fig
 
 

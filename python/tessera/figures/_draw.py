@@ -16,10 +16,11 @@ HEIGHT = 4.0
 MAX_WIDTH = 16.0
 
 
-def new_axes(ax: Any, width: float) -> tuple[Any, Any]:
-    """The caller's Axes and its figure, or a new figure with one Axes."""
+def new_axes(ax: Any, width: float) -> tuple[Any, Any, bool]:
+    """The caller's Axes and its figure, or a new figure with one Axes; the
+    flag says whether the figure is ours (see :func:`finish`)."""
     if ax is not None:
-        return ax.figure, ax
+        return ax.figure, ax, False
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(min(max(width, 4.5), MAX_WIDTH), HEIGHT))
@@ -28,7 +29,7 @@ def new_axes(ax: Any, width: float) -> tuple[Any, Any]:
         fig.set_layout_engine("constrained")
     else:  # 3.5 (set_constrained_layout warns as deprecated from 3.6 on)
         fig.set_constrained_layout(True)
-    return fig, fig.add_subplot()
+    return fig, fig.add_subplot(), True
 
 
 def whiskers(ax: Any, pos: Sequence[float], pts: Sequence[tuple[float, float, float, int]]) -> None:
@@ -45,9 +46,10 @@ def whiskers(ax: Any, pos: Sequence[float], pts: Sequence[tuple[float, float, fl
     ax.errorbar([pos[i] for i in keep], v, yerr=yerr, fmt="none", ecolor="0.15", elinewidth=0.8, capsize=2, zorder=4)
 
 
-def finish(fig: Any, ax: Any, p: Prepared, xlabel: str, title: Optional[str], spread: str) -> None:
+def finish(fig: Any, ax: Any, p: Prepared, xlabel: str, title: Optional[str], spread: str, owned: bool) -> None:
     """Labels, legend, grid, and the notes that qualify the figure (``spread``
-    names how the runs' spread is drawn: whiskers, bands)."""
+    names how the runs' spread is drawn: whiskers, bands); then, for a figure
+    of our own, its layout, done once."""
     ax.set_ylabel(p.ylabel)
     caption = p.spread_caption(spread)
     lines = [xlabel] + ([caption] if caption else []) + p.notes
@@ -70,3 +72,22 @@ def finish(fig: Any, ax: Any, p: Prepared, xlabel: str, title: Optional[str], sp
         ax.set_title(title)
     notes = list(getattr(fig, "tessera_notes", [])) + p.notes
     fig.tessera_notes = notes
+    if owned:
+        _freeze_layout(fig)
+
+
+def _freeze_layout(fig: Any) -> None:
+    """Run constrained layout once and keep its result.
+
+    Left on, the layout is redone at every save, starting from where the last
+    draw left the Axes and measuring text with that save's renderer, so an SVG
+    written after a PNG came out a few thousandths of a point different from
+    one written first. Fixed positions make every file depend on the data only.
+    Call ``fig.set_layout_engine("constrained")`` to lay out again after
+    changing the figure.
+    """
+    fig.draw_without_rendering()
+    if hasattr(fig, "set_layout_engine"):  # matplotlib >= 3.6
+        fig.set_layout_engine("none")
+    else:
+        fig.set_constrained_layout(False)

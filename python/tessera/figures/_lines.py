@@ -69,7 +69,7 @@ def lines(
     if logx and (pos <= 0).any():
         raise ValueError(f"logx needs positive x values; {short_name(p.x_col)} has {label(pos.min())}")
 
-    fig, ax = new_axes(ax, width=6.4 + (1.4 if p.hue_col else 0.0))
+    fig, ax, owned = new_axes(ax, width=6.4 + (1.4 if p.hue_col else 0.0))
     for i, h in enumerate(p.hue_labels):
         pts = [p.get(xl, h) for xl in p.x_labels]
         ys = np.array([v for v, _, _, _ in pts])
@@ -107,5 +107,5 @@ def lines(
             ax.tick_params(axis="x", labelrotation=30)
             for t in ax.get_xticklabels():
                 t.set_horizontalalignment("right")
-    finish(fig, ax, p, xlabel if xlabel is not None else short_name(p.x_col), title, "bands")
+    finish(fig, ax, p, xlabel if xlabel is not None else short_name(p.x_col), title, "bands", owned)
     return fig
