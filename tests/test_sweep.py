@@ -365,3 +365,19 @@ def test_cli_forget_and_load_all(cli, tmp_path: Path):
     assert len(df) == 2 and df["sweep"].isna().all()
     r = cli("results", "ls", "--store", "s.sqlite", "--sweep", "cli")
     assert r.code == 1 and "no sweep 'cli'" in r.err
+
+
+def test_trace_and_machine_axes(tmp_path: Path):
+    """Traces and machine files are found relative to the sweep file; machine
+    files are read when the sweep is expanded (workers need no access to them)."""
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "sort.tess").write_bytes(SORT_TRACE.read_bytes())
+    (tmp_path / "small.toml").write_text(tessera.resolve_config("tlb_only", {"mmu.tlb.l2_tlb.entries": 128}))
+    f = tmp_path / "s.toml"
+    f.write_text('name = "tm"\n[axes]\ntrace = ["traces/sort.tess"]\nmachine = ["tlb_only", "small.toml"]\n')
+    df = tessera.sweep(f, store=tmp_path / "s.sqlite", jobs=1)
+    assert list(df["machine"]) == ["tlb_only", "small.toml"]
+    assert list(df["config.mmu.tlb.l2_tlb.entries"]) == [512, 128]
+    direct = tessera.simulate(tmp_path / "small.toml", tmp_path / "traces" / "sort.tess")
+    assert df.iloc[1]["mmu.l2_tlb.misses"] == direct.counters["mmu.l2_tlb.misses"]
+    assert df.iloc[0]["source"].startswith("trace:")

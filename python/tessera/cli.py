@@ -11,6 +11,7 @@
     tessera compare BASE.json OTHER.json
     tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
     tessera results ls|show|export|forget ... [--store PATH]
+    tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
@@ -37,7 +38,7 @@ from typing import Any, Callable, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tessera import api, cli_sweep, summary
+from tessera import api, cli_plot, cli_sweep, summary
 from tessera.errors import ConfigError, SimulatedOutOfMemory, StoreError, TesseraError, ToolError, TraceError
 from tessera.progress import ProgressBar, should_show
 from tessera.result import FORMATS, write_atomic
@@ -308,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     # sweep / results
     cli_sweep.add_parsers(sub)
+    # plot
+    cli_plot.add_parser(sub)
 
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
@@ -719,6 +722,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "reproduce": lambda: cmd_reproduce(args, argv, err),
         "sweep": lambda: cli_sweep.cmd_sweep(args, out, err),
         "results": lambda: cli_sweep.cmd_results(args, out, err),
+        "plot": lambda: cli_plot.cmd_plot(args, err),
     }
     try:
         return handlers[args.command]()

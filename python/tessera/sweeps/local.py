@@ -107,3 +107,6 @@ class LocalExecutor:
                 p.terminate()
         for p in procs:
             p.join(timeout=5)
+        # Join the pool's manager thread too, so nothing of the sweep is
+        # still running (and able to report a broken pool) after it returns.
+        pool.shutdown(wait=True)
