@@ -95,21 +95,24 @@ impl Machine {
     pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
         let timed = self.timing.enabled;
         let n = batch.len();
+        // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
+        let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
+        let (gaps, sizes) = (&batch.ins_gap[..n], &batch.size[..n]);
         for i in 0..n {
             // Host-side prefetch of a later access's leaf entry (no effect on results).
             // Only when the page changes: a run of accesses to one page needs one.
             if i + PREFETCH_AHEAD < n {
-                let ahead = batch.vaddr[i + PREFETCH_AHEAD];
-                if (ahead ^ batch.vaddr[i + PREFETCH_AHEAD - 1]) >> 12 != 0 {
-                    self.walker.prefetch_leaf(ahead, batch.asid[i + PREFETCH_AHEAD], &self.mem);
+                let ahead = vaddrs[i + PREFETCH_AHEAD];
+                if (ahead ^ vaddrs[i + PREFETCH_AHEAD - 1]) >> 12 != 0 {
+                    self.walker.prefetch_leaf(ahead, asids[i + PREFETCH_AHEAD], &self.mem);
                 }
             }
-            let va = batch.vaddr[i];
-            let asid = batch.asid[i];
-            let kind = batch.kind[i];
-            self.core.instructions += batch.ins_gap[i] as u64;
+            let va = vaddrs[i];
+            let asid = asids[i];
+            let kind = kinds[i];
+            self.core.instructions += gaps[i] as u64;
             self.core.records += 1;
-            let size = batch.size[i].max(1) as u64;
+            let size = sizes[i].max(1) as u64;
             let last = va.wrapping_add(size - 1);
             let crosses = (va ^ last) >> 12 != 0;
             if crosses {

@@ -226,6 +226,10 @@ pub struct Synthetic {
     seq_step: u64,
     /// The unused low half of the last decision draw.
     spare_half: Option<u32>,
+    /// The batch (its `ins_gap` buffer and length) whose constant columns
+    /// (gap, size, ASID) this stream last wrote: refilled batches of the
+    /// same length keep them and only get new addresses and kinds.
+    const_filled: Option<(usize, usize)>,
 }
 
 impl Synthetic {
@@ -245,6 +249,7 @@ impl Synthetic {
             seq_off: 0,
             seq_step: spec.stride % spec.footprint,
             spare_half: None,
+            const_filled: None,
             spec,
         })
     }
@@ -254,11 +259,23 @@ impl Synthetic {
     }
 
     fn fill(&mut self, out: &mut AccessBatch, n: usize) {
-        out.ins_gap.resize(n, self.spec.ins_per_access);
-        out.size.resize(n, ACCESS_SIZE);
-        out.asid.resize(n, 0);
-        out.vaddr.resize(n, 0);
-        out.kind.resize(n, AccessKind::Load);
+        // Consumers only read batches; the checks below (same buffer, same
+        // length, the constants at both ends) guard against a batch shared
+        // with another source.
+        let same = [out.ins_gap.len(), out.size.len(), out.asid.len(), out.vaddr.len(), out.kind.len()] == [n; 5]
+            && self.const_filled == Some((out.ins_gap.as_ptr() as usize, n))
+            && [out.ins_gap[0], out.ins_gap[n - 1]] == [self.spec.ins_per_access; 2]
+            && [out.size[0], out.size[n - 1]] == [ACCESS_SIZE; 2]
+            && [out.asid[0], out.asid[n - 1]] == [0; 2];
+        if !same {
+            out.clear();
+            out.ins_gap.resize(n, self.spec.ins_per_access);
+            out.size.resize(n, ACCESS_SIZE);
+            out.asid.resize(n, 0);
+            out.vaddr.resize(n, 0);
+            out.kind.resize(n, AccessKind::Load);
+            self.const_filled = Some((out.ins_gap.as_ptr() as usize, n));
+        }
         // Local copies keep the generator state in registers: writes through
         // the output slices could otherwise alias it.
         let mut arng = self.addr_rng.clone();
@@ -344,7 +361,6 @@ impl Synthetic {
 
 impl AccessSource for Synthetic {
     fn next_batch(&mut self, out: &mut AccessBatch) -> Result<bool> {
-        out.clear();
         let mut cap = out.vaddr.capacity().min(out.kind.capacity());
         if cap == 0 {
             *out = AccessBatch::with_capacity(BATCH_LEN);
@@ -352,6 +368,7 @@ impl AccessSource for Synthetic {
         }
         let n = (self.spec.accesses - self.done).min(cap as u64) as usize;
         if n == 0 {
+            out.clear();
             return Ok(false);
         }
         self.fill(out, n);

@@ -199,13 +199,13 @@ struct SideLevels {
 /// structures are brought up to date when the memo is dropped
 /// ([`Mmu::settle`]) or read ([`Mmu::visit`]), so a repeat costs one compare
 /// and one increment.
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug)]
 struct Memo {
     valid: bool,
     asid: Asid,
     vpn: u64,
     shift: u32,
-    size_index: usize,
+    size: PageSize,
     pfn_base: u64,
     dirty: bool,
     /// Structure that hit.
@@ -214,6 +214,13 @@ struct Memo {
     latency: u32,
     /// Repeats not yet added to the structures' counters.
     pending: u64,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo { valid: false, asid: 0, vpn: 0, shift: 0, size: PageSize::Size4K, pfn_base: 0, dirty: false, hit: 0,
+               latency: 0, pending: 0 }
+    }
 }
 
 /// The whole TLB hierarchy of one core.
@@ -282,19 +289,19 @@ impl Mmu {
     }
 
     /// Look `va` up on one side, filling upper levels on a lower-level hit.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let m = &mut self.memo[instr as usize];
         if m.valid && m.asid == asid && va >> m.shift == m.vpn {
             m.pending += 1;
-            return Lookup::Hit {
-                pfn_base: m.pfn_base,
-                size: PageSize::ALL[m.size_index],
-                dirty: m.dirty,
-                level: 0,
-                latency: m.latency,
-            };
+            return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
+        self.lookup_unmemoised(va, asid, instr)
+    }
+
+    /// Everything but a memo repeat, out of line so the repeat path inlines small.
+    #[inline(never)]
+    fn lookup_unmemoised(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         self.settle(instr);
         if self.shared_l1 {
             self.settle(!instr);
@@ -349,7 +356,7 @@ impl Mmu {
                         shift: size.shift(),
                         latency,
                         pending: 0,
-                        size_index: size.index(),
+                        size,
                         pfn_base: data >> 1,
                         dirty: data & 1 == 1,
                         hit: t,
