@@ -416,6 +416,29 @@ mod tests {
         }
     }
 
+    /// Refilled batches keep their constant columns only when this stream
+    /// wrote them: two streams taking turns with one batch see their own.
+    #[test]
+    fn shared_batch_gets_each_streams_constants() {
+        let mut a_spec = SyntheticSpec::new(Pattern::Uniform, 100, 1 << 20, 1);
+        a_spec.ins_per_access = 3;
+        let mut b_spec = SyntheticSpec::new(Pattern::Uniform, 100, 1 << 20, 2);
+        b_spec.ins_per_access = 5;
+        let (mut a, mut b) = (Synthetic::new(a_spec).unwrap(), Synthetic::new(b_spec).unwrap());
+        let mut batch = AccessBatch::with_capacity(10);
+        for _ in 0..5 {
+            assert!(a.next_batch(&mut batch).unwrap());
+            assert!(batch.ins_gap.iter().all(|&g| g == 3));
+            assert!(b.next_batch(&mut batch).unwrap());
+            assert!(batch.ins_gap.iter().all(|&g| g == 5));
+        }
+        // A consumer that shortened the batch gets a full refill.
+        batch.ins_gap.truncate(3);
+        assert!(b.next_batch(&mut batch).unwrap());
+        assert_eq!(batch.ins_gap.len(), 10);
+        assert_eq!(batch.len(), 10);
+    }
+
     #[test]
     fn sequential_wraps_at_footprint() {
         let mut spec = SyntheticSpec::new(Pattern::Sequential, 10, 192, 1);
