@@ -115,6 +115,17 @@ def _separator(ax: "plt.Axes", workloads: Sequence[str]) -> None:
         ax.axvline(n - 0.5, color="grey", linestyle=":", linewidth=1)
 
 
+def _finish(
+    fig: "plt.Figure", ax: "plt.Axes", wls: Sequence[str], ylabel: str, title: str, out: Path, stem: str
+) -> list[Path]:
+    """The common end of a one-panel figure: separator, labels, legend, files."""
+    _separator(ax, wls)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return save(fig, out, stem)
+
+
 def fig1(t: pd.DataFrame, out: Path) -> list[Path]:
     wls = list(t.index)
     fig, ax = plt.subplots(figsize=(9, 4))
@@ -123,11 +134,15 @@ def fig1(t: pd.DataFrame, out: Path) -> list[Path]:
     p2 = [paper.FIG1_WALK_SHARE.get(_bench(w) or "", (None, None))[1] for w in wls]
     _markers(ax, off[0], [p.value if p else None for p in p4], "paper, 4 KiB (from text, approx.)")
     _markers(ax, off[1], [p.value if p else None for p in p2], "paper, 2 MiB (from text, lower bound)", "^")
-    _separator(ax, wls)
-    ax.set_ylabel("% of cycles in data page walks")
-    ax.set_title("Figure 1: execution time spent in page walks")
-    ax.legend(fontsize=8)
-    return save(fig, out, "fig1_walk_share")
+    return _finish(
+        fig,
+        ax,
+        wls,
+        "% of cycles in data page walks",
+        "Figure 1: execution time spent in page walks",
+        out,
+        "fig1_walk_share",
+    )
 
 
 def fig2(t: pd.DataFrame, out: Path) -> list[Path]:
@@ -136,11 +151,15 @@ def fig2(t: pd.DataFrame, out: Path) -> list[Path]:
     off = bars(ax, wls, {"2M": t["2M"]}, {"2M": "2 MiB ÷ 4 KiB walk cycles"})
     _markers(ax, off[0], [paper.TABLE_IV.get(_bench(w) or "", (None, None, None))[2] for w in wls], "paper (Table IV)")
     ax.axhline(1.0, color="black", linewidth=0.8)
-    _separator(ax, wls)
-    ax.set_ylabel("walk cycles, normalised to 4 KiB")
-    ax.set_title("Figure 2: page-walk cycles with 2 MiB pages, normalised to 4 KiB")
-    ax.legend(fontsize=8)
-    return save(fig, out, "fig2_normalised_walk_cycles")
+    return _finish(
+        fig,
+        ax,
+        wls,
+        "walk cycles, normalised to 4 KiB",
+        "Figure 2: page-walk cycles with 2 MiB pages, normalised to 4 KiB",
+        out,
+        "fig2_normalised_walk_cycles",
+    )
 
 
 def fig3(t: pd.DataFrame, out: Path) -> list[Path]:
@@ -157,11 +176,15 @@ def fig3(t: pd.DataFrame, out: Path) -> list[Path]:
     _markers(ax, off[0], [p.value if p else None for p in pm], "paper, measured")
     _markers(ax, off[1], [p.value if p else None for p in pe], "paper, expected", "s")
     ax.axhline(0.0, color="black", linewidth=0.8)
-    _separator(ax, wls)
-    ax.set_ylabel("speedup from 4 KiB to 2 MiB pages (%)")
-    ax.set_title("Figure 3: simulated vs Equation 1 expected speedup")
-    ax.legend(fontsize=8)
-    return save(fig, out, "fig3_speedup")
+    return _finish(
+        fig,
+        ax,
+        wls,
+        "speedup from 4 KiB to 2 MiB pages (%)",
+        "Figure 3: simulated vs Equation 1 expected speedup",
+        out,
+        "fig3_speedup",
+    )
 
 
 def _pair(t: pd.DataFrame, out: Path, stem: str, ylabel: str, title: str, log: bool, hline: Optional[float] = None) -> list[Path]:
@@ -172,11 +195,7 @@ def _pair(t: pd.DataFrame, out: Path, stem: str, ylabel: str, title: str, log: b
         _symlog(ax, pd.concat([t["4K"], t["2M"]]))
     if hline is not None:
         ax.axhline(hline, color="black", linestyle="--", linewidth=0.8, label=f"{hline:g} (paper: 4 KiB walks well below)")
-    _separator(ax, wls)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return save(fig, out, stem)
+    return _finish(fig, ax, wls, ylabel, title, out, stem)
 
 
 def fig4(t: pd.DataFrame, out: Path) -> list[Path]:
@@ -199,11 +218,15 @@ def fig7(t: pd.DataFrame, out: Path) -> list[Path]:
         {"l1d": "L1D misses (data + walk)", "l2": "L2 data misses", "llc": "LLC data misses"},
     )
     ax.axhline(0.0, color="black", linewidth=0.8)
-    _separator(ax, wls)
-    ax.set_ylabel("% fewer misses with 2 MiB pages")
-    ax.set_title("Figure 7: cache misses saved by 2 MiB pages")
-    ax.legend(fontsize=8)
-    return save(fig, out, "fig7_cache_miss_reduction")
+    return _finish(
+        fig,
+        ax,
+        wls,
+        "% fewer misses with 2 MiB pages",
+        "Figure 7: cache misses saved by 2 MiB pages",
+        out,
+        "fig7_cache_miss_reduction",
+    )
 
 
 def fig9(t: pd.DataFrame, out: Path) -> list[Path]:
@@ -216,11 +239,15 @@ def fig9(t: pd.DataFrame, out: Path) -> list[Path]:
         {"walks_pki": "page walks per 1000 instr.", "llc_mpki": "LLC data misses per 1000 instr."},
     )
     _symlog(ax, pd.concat([t["walks_pki"], t["llc_mpki"]]))
-    _separator(ax, wls)
-    ax.set_ylabel("per 1000 instructions (2 MiB pages)")
-    ax.set_title("Figure 9: page walks vs LLC misses with 2 MiB pages")
-    ax.legend(fontsize=8)
-    return save(fig, out, "fig9_walks_vs_llc")
+    return _finish(
+        fig,
+        ax,
+        wls,
+        "per 1000 instructions (2 MiB pages)",
+        "Figure 9: page walks vs LLC misses with 2 MiB pages",
+        out,
+        "fig9_walks_vs_llc",
+    )
 
 
 def fig10(t: pd.DataFrame, out: Path) -> list[Path]:
