@@ -367,12 +367,10 @@ def run_id_of(config_toml: str, source: Mapping[str, Any], seed: int, version: s
 
 
 def _workload_params(workload: Any, wl_params: Mapping[str, Mapping[str, Any]], point: Mapping[str, Any],
-                     origin: str) -> dict[str, str]:
+                     origin: str, known: Mapping[str, Any]) -> dict[str, str]:
     """The run's workload parameters, names checked against the workload's
-    list now (values are checked by the core when the run starts)."""
-    from tessera.api import workloads
-
-    known = workloads()
+    list in ``known`` (:func:`tessera.workloads`) now; values are checked by
+    the core when the run starts."""
     if not isinstance(workload, str) or workload not in known:
         raise _err(origin, "workload", f"unknown workload {workload!r}", sorted(known))
     allowed = [p["name"] for p in known[workload]["params"]]
@@ -401,6 +399,7 @@ def _expand(spec: SweepSpec) -> list[Run]:
     resolved: dict[tuple[Any, ...], str] = {}
     runs: list[Run] = []
     seen: dict[str, dict[str, Any]] = {}
+    known_workloads: Optional[dict[str, Any]] = None
     for point in _points(spec):
         machine_name = point.get("machine", data.get("machine", "sandy_bridge"))
         if not isinstance(machine_name, str):
@@ -435,7 +434,12 @@ def _expand(spec: SweepSpec) -> list[Run]:
             raise _err(origin, "source", "each run needs exactly one source: `workload`, `trace` or `synthetic` "
                        "(in [source] or as an axis)", ["workload", "trace", "synthetic"])
         if workload is not None:
-            params = _workload_params(workload, wl_params, point, origin)
+            if known_workloads is None:
+                # Asking the core for the workload list costs tens of ms: once per expansion.
+                from tessera.api import workloads
+
+                known_workloads = workloads()
+            params = _workload_params(workload, wl_params, point, origin, known_workloads)
         elif any(k.startswith("param.") for k in point):
             raise _err(origin, "axes", "`param.*` axes apply only to workload runs")
         seed = point.get("seed", data.get("seed", 0))
