@@ -248,6 +248,16 @@ impl CacheHierarchy {
         self.access_levels(paddr, is_write, start, source)
     }
 
+    /// `n` references that go straight to DRAM (entering below every level):
+    /// the bulk form of [`Self::access`] with `start >= num_levels()`.
+    #[inline]
+    pub fn count_dram(&mut self, source: Source, n: u64) {
+        match source {
+            Source::Data => self.dram.data_accesses += n,
+            Source::Walk => self.dram.walk_accesses += n,
+        }
+    }
+
     /// [`Self::access`] with `start < num_levels()`.
     #[inline]
     fn access_levels(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {

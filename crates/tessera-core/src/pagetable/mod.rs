@@ -59,7 +59,7 @@ pub struct PageTable {
     levels: u32,
     /// Root node per ASID, grown on demand.
     roots: Vec<Option<Pfn>>,
-    /// Roots with their host storage slots (see [`PhysMem::read_linked`]).
+    /// Roots with their host storage slots (see [`PhysMem::entry_link`]).
     root_slots: Vec<Option<(Pfn, u32)>>,
     /// Nodes per level, index 1..=5.
     nodes: [u64; 6],

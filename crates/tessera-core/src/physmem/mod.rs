@@ -259,7 +259,7 @@ impl PhysMem {
     }
 
     /// Record that the entry at `entry_addr` (in a table frame) points at table
-    /// frame `child`, for [`PhysMem::read_linked`]. Call after writing a table pointer.
+    /// frame `child`, for [`PhysMem::entry_link`]. Call after writing a table pointer.
     pub fn link(&mut self, entry_addr: u64, child: Pfn) {
         let parent = self.slot(entry_addr >> BASE_SHIFT);
         if parent != 0 {
@@ -268,12 +268,20 @@ impl PhysMem {
         }
     }
 
-    /// Read entry `index` of the table node in host `slot`, with the slot of the
-    /// table frame it links to (0 if none). The walker's hot path: no lookups.
+    /// Read entry `index` of the table node in host `slot`. The walker's hot
+    /// path: no lookups.
     #[inline]
-    pub fn read_linked(&self, slot: u32, index: u64) -> (u64, u32) {
-        let i = (index as usize) & (CHUNK - 1);
-        (self.nodes.node(slot as usize)[i], self.links[slot as usize][i])
+    pub fn read_entry(&self, slot: u32, index: u64) -> u64 {
+        self.nodes.node(slot as usize)[(index as usize) & (CHUNK - 1)]
+    }
+
+    /// Host slot of the table frame that entry `index` of the node in `slot`
+    /// links to (0 if none). Separate from [`Self::read_entry`] because leaf
+    /// entries never need it, and the link rows of leaf nodes are megabytes
+    /// touched at random: reading them on every walk costs a host cache miss.
+    #[inline]
+    pub fn entry_link(&self, slot: u32, index: u64) -> u32 {
+        self.links[slot as usize][(index as usize) & (CHUNK - 1)]
     }
 
     /// Write entry `index` of the table node in host `slot` (not the sentinel 0).

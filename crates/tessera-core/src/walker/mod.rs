@@ -109,7 +109,12 @@ pub struct Walker {
     /// machine can prefetch a leaf entry a few accesses ahead. A stale or missing
     /// hint only costs a useless prefetch; it never changes a result.
     hints: Vec<(u64, u32)>,
+    /// Per radix level, the index in `pscs` of the PSC caching that level's
+    /// entries (`NO_PSC` if none).
+    psc_at: [u8; 6],
 }
+
+const NO_PSC: u8 = u8::MAX;
 
 const HINTS: usize = 1 << 13;
 
@@ -131,6 +136,10 @@ impl Walker {
         level_slot.push(3);
         let pscs = build_pscs(&spec.mmu, seed)?;
         let psc_latency = pscs.iter().map(|p| p.latency).max().unwrap_or(0);
+        let mut psc_at = [NO_PSC; 6];
+        for (i, p) in pscs.iter().enumerate() {
+            psc_at[p.level as usize] = i as u8;
+        }
         Ok(Walker {
             step_cycles: spec.walker.step_cycles,
             entry,
@@ -140,6 +149,7 @@ impl Walker {
             stats: WalkerStats::default(),
             level_slot,
             hints: vec![(u64::MAX, 0); HINTS],
+            psc_at,
         })
     }
 
@@ -157,24 +167,14 @@ impl Walker {
         caches: &mut CacheHierarchy,
         timed: bool,
     ) -> (WalkResult, u64) {
-        // Probe every PSC; the deepest hit decides where the walk starts.
-        let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
-        for p in self.pscs.iter_mut() {
-            p.stats.lookups += 1;
-            let key = p.key(va, asid);
-            let set = (key & p.set_mask) as u32;
-            if let Some(s) = p.table.lookup(set, key) {
-                p.stats.hits += 1;
-                if p.level - 1 < level {
-                    let d = p.table.data(s);
-                    node = d & PSC_PFN_MASK;
-                    slot = (d >> PSC_SLOT_SHIFT) as u32;
-                    level = p.level - 1;
-                }
-            }
-        }
+        let (mut node, mut slot, mut level) =
+            if self.pscs.is_empty() { (root, root_slot, self.levels) } else { self.probe_pscs(va, asid, root, root_slot) };
         let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
-        loop {
+        // References entering below every cache level all go to DRAM: they are
+        // counted once after the walk instead of one by one.
+        let direct = self.entry >= caches.num_levels();
+        let mut refs = 0u64;
+        let result = loop {
             let idx = index(va, level);
             if level == 1 {
                 let key = hint_key(va, asid);
@@ -183,24 +183,23 @@ impl Walker {
                     *h = (key, slot);
                 }
             }
-            let addr = (node << 12) + idx * 8;
-            let served = caches.access(addr, false, self.entry, Source::Walk);
-            self.stats.refs_total += 1;
-            match self.level_slot[served.level as usize] {
-                0 => self.stats.refs_l1d += 1,
-                1 => self.stats.refs_l2 += 1,
-                2 => self.stats.refs_llc += 1,
-                _ => self.stats.refs_dram += 1,
+            refs += 1;
+            if !direct {
+                let served = caches.access((node << 12) + idx * 8, false, self.entry, Source::Walk);
+                match self.level_slot[served.level as usize] {
+                    0 => self.stats.refs_l1d += 1,
+                    1 => self.stats.refs_l2 += 1,
+                    2 => self.stats.refs_llc += 1,
+                    _ => self.stats.refs_dram += 1,
+                }
+                if timed {
+                    cycles += (self.step_cycles + served.latency) as u64;
+                }
             }
-            if timed {
-                cycles += (self.step_cycles + served.latency) as u64;
-            }
-            let (raw, child) = mem.read_linked(slot, idx);
-            debug_assert_eq!(raw, mem.read_u64(addr), "host slot out of step with the table");
+            let raw = mem.read_entry(slot, idx);
+            debug_assert_eq!(raw, mem.read_u64((node << 12) + idx * 8), "host slot out of step with the table");
             if raw & PRESENT == 0 {
-                self.stats.faulting_walks += 1;
-                self.account(instr, cycles, false);
-                return (WalkResult::Fault { level }, cycles);
+                break WalkResult::Fault { level };
             }
             let leaf = is_leaf(raw, level);
             let mut new = raw | ACCESSED;
@@ -219,16 +218,12 @@ impl Walker {
                     2 => PageSize::Size2M,
                     _ => PageSize::Size1G,
                 };
-                match size {
-                    PageSize::Size4K => self.stats.leaves_4k += 1,
-                    PageSize::Size2M => self.stats.leaves_2m += 1,
-                    PageSize::Size1G => self.stats.leaves_1g += 1,
-                }
-                self.account(instr, cycles, true);
-                return (WalkResult::Translated { pfn_base: next, size, dirty: new & DIRTY != 0 }, cycles);
+                break WalkResult::Translated { pfn_base: next, size, dirty: new & DIRTY != 0 };
             }
+            let child = mem.entry_link(slot, idx);
             // A non-leaf entry read from memory: remember it in the PSC for this level.
-            if let Some(p) = self.pscs.iter_mut().find(|p| p.level == level) {
+            if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
+                let p = &mut self.pscs[p as usize];
                 let key = p.key(va, asid);
                 let set = (key & p.set_mask) as u32;
                 // This level was read, so its PSC missed at the start of the walk.
@@ -238,7 +233,51 @@ impl Walker {
             node = next;
             slot = child;
             level -= 1;
+        };
+        self.stats.refs_total += refs;
+        if direct {
+            self.stats.refs_dram += refs;
+            caches.count_dram(Source::Walk, refs);
+            if timed {
+                cycles += refs * (self.step_cycles + caches.latency_of(self.entry)) as u64;
+            }
         }
+        match result {
+            WalkResult::Fault { .. } => {
+                self.stats.faulting_walks += 1;
+                self.account(instr, cycles, false);
+            }
+            WalkResult::Translated { size, .. } => {
+                match size {
+                    PageSize::Size4K => self.stats.leaves_4k += 1,
+                    PageSize::Size2M => self.stats.leaves_2m += 1,
+                    PageSize::Size1G => self.stats.leaves_1g += 1,
+                }
+                self.account(instr, cycles, true);
+            }
+        }
+        (result, cycles)
+    }
+
+    /// Probe every PSC (each counts a lookup); the deepest hit gives the node,
+    /// host slot and level the walk starts from.
+    fn probe_pscs(&mut self, va: u64, asid: Asid, root: u64, root_slot: u32) -> (u64, u32, u32) {
+        let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
+        for p in self.pscs.iter_mut() {
+            p.stats.lookups += 1;
+            let key = p.key(va, asid);
+            let set = (key & p.set_mask) as u32;
+            if let Some(s) = p.table.lookup(set, key) {
+                p.stats.hits += 1;
+                if p.level - 1 < level {
+                    let d = p.table.data(s);
+                    node = d & PSC_PFN_MASK;
+                    slot = (d >> PSC_SLOT_SHIFT) as u32;
+                    level = p.level - 1;
+                }
+            }
+        }
+        (node, slot, level)
     }
 
     /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
