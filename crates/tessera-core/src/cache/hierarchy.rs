@@ -285,6 +285,11 @@ impl CacheHierarchy {
     fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, source: Source, start_missed: bool) -> Served {
         let n = self.levels.len();
         let start = start.min(n);
+        // The lower levels are large tables read at random: start their host
+        // cache misses together rather than one level after the other.
+        for lvl in &self.levels[start..] {
+            lvl.table.prefetch_set(lvl.locate(paddr).0);
+        }
         let mut served = n;
         let mut any_prefetch = false;
         for i in start..n {

@@ -133,6 +133,18 @@ impl Lru {
         }
     }
 
+    /// Host-prefetch the recency state of `set` (see [`crate::table::SetAssoc::prefetch_set`]).
+    #[inline]
+    pub(crate) fn prefetch_set(&self, set: u32) {
+        if let Repr::Stamps { stamp, .. } = &self.repr {
+            let base = set as usize * self.ways as usize;
+            if let (Some(first), Some(last)) = (stamp.get(base), stamp.get(base + self.ways as usize - 1)) {
+                crate::table::host_prefetch(first);
+                crate::table::host_prefetch(last);
+            }
+        }
+    }
+
     #[inline(always)]
     fn touch(&mut self, set: u32, way: u32) {
         let base = set as usize * self.ways as usize;

@@ -3,3 +3,16 @@ pub mod set_assoc;
 #[cfg(test)]
 pub mod reference;
 pub use set_assoc::SetAssoc;
+
+/// Ask the host CPU to bring the cache line holding `r` into its caches. A
+/// performance hint only: it never changes any state.
+#[inline(always)]
+pub(crate) fn host_prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch never faults, and `r` is a valid reference anyway.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
