@@ -218,6 +218,9 @@ pub struct SetAssoc {
     valid: Vec<u32>,
     repl: AnyReplacement,
     index: Option<Index>,
+    /// Number of valid entries: lets owners skip probing an empty table (a
+    /// TLB for a page size nothing is mapped with) at the cost of a compare.
+    live: usize,
 }
 
 impl SetAssoc {
@@ -234,7 +237,7 @@ impl SetAssoc {
             _ => Shape::Any,
         };
         let valid = if shape == Shape::Any { Vec::new() } else { vec![0; sets as usize] };
-        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![0; n], valid, repl, index }
+        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![0; n], valid, repl, index, live: 0 }
     }
 
     #[inline]
@@ -285,7 +288,7 @@ impl SetAssoc {
         debug_assert_eq!(W, self.ways as usize);
         debug_assert!(set < self.sets, "set {set} out of range");
         let base = set as usize * W;
-        let SetAssoc { tags, data: datas, valid, repl, .. } = self;
+        let SetAssoc { tags, data: datas, valid, repl, live, .. } = self;
         let tags: &mut [u64; W] = (&mut tags[base..base + W]).try_into().unwrap();
         let datas: &mut [u64; W] = (&mut datas[base..base + W]).try_into().unwrap();
         let valid = &mut valid[set as usize];
@@ -303,6 +306,7 @@ impl SetAssoc {
         let (way, evicted) = if free != 0 {
             let w = free.trailing_zeros() as usize;
             *valid |= 1 << w;
+            *live += 1;
             (w, None)
         } else {
             let w = repl_victim::<W>(repl, set);
@@ -405,6 +409,7 @@ impl SetAssoc {
                 if let Some(ix) = &mut self.index {
                     ix.mark(set as usize, w, true);
                 }
+                self.live += 1;
                 (w, None)
             }
             None => {
@@ -472,6 +477,7 @@ impl SetAssoc {
         debug_assert!(old.0 != INVALID, "invalidating an empty slot");
         self.tags[slot] = INVALID;
         self.data[slot] = 0;
+        self.live -= 1;
         if let Some(v) = self.valid.get_mut(set) {
             *v &= !(1 << way);
         }
@@ -518,6 +524,7 @@ impl SetAssoc {
         self.tags.fill(INVALID);
         self.data.fill(0);
         self.valid.fill(0);
+        self.live = 0;
         if let Some(ix) = &mut self.index {
             ix.clear();
         }
@@ -525,10 +532,14 @@ impl SetAssoc {
 
     /// Number of valid entries.
     pub fn occupancy(&self) -> usize {
-        match &self.index {
-            Some(ix) => ix.map.len(),
-            None => self.tags.iter().filter(|&&t| t != INVALID).count(),
-        }
+        debug_assert_eq!(self.live, self.tags.iter().filter(|&&t| t != INVALID).count(), "live count out of step");
+        self.live
+    }
+
+    /// No valid entry: every lookup misses.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
     }
 }
 

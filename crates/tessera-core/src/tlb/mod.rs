@@ -122,6 +122,12 @@ impl Tlb {
     #[inline]
     pub fn lookup(&mut self, va: u64, asid: Asid) -> Option<(usize, PageSize)> {
         self.stats.lookups += 1;
+        // An empty structure (e.g. the 2 MiB TLB when only 4 KiB pages are
+        // mapped) misses without a probe; a miss changes no replacement state.
+        if self.table.is_empty() {
+            self.stats.misses += 1;
+            return None;
+        }
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
             if let Some(slot) = self.table.lookup(self.set_of(vpn), tag(vpn, size, asid)) {
@@ -235,6 +241,10 @@ pub struct Mmu {
     /// Some level-1 structure serves both sides, so a lookup on one side can
     /// reorder the other side's memoised set.
     shared_l1: bool,
+    /// `[side][page-size index]`: the structures an `all_levels` walk fill
+    /// installs into (the first of each level that holds the size), in level
+    /// order. Precomputed so a fill does not search the levels.
+    fill_plan: [[Vec<u16>; 3]; 2],
 }
 
 impl Mmu {
@@ -267,7 +277,11 @@ impl Mmu {
         let data = side_levels(Side::Data)?;
         let instr = side_levels(Side::Instr)?;
         let shared_l1 = tlbs.iter().any(|t| t.level == 1 && t.side == Side::Unified);
-        Ok(Mmu { tlbs, data, instr, fill: spec.fill, memo: [Memo::default(); 2], shared_l1 })
+        let plan = |side: &SideLevels, size: PageSize| -> Vec<u16> {
+            side.levels.iter().filter_map(|l| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size))).collect()
+        };
+        let fill_plan = [&data, &instr].map(|side| PageSize::ALL.map(|size| plan(side, size)));
+        Ok(Mmu { tlbs, data, instr, fill: spec.fill, memo: [Memo::default(); 2], shared_l1, fill_plan })
     }
 
     /// Whether instruction fetches are translated (the machine has instruction-side structures).
@@ -312,11 +326,14 @@ impl Mmu {
     /// Drop one side's memo, adding its pending repeats to the counters of
     /// that side's level-1 structures (each repeat is a lookup everywhere, a
     /// hit in the memoised structure and a miss in the others).
+    #[inline]
     fn settle(&mut self, instr: bool) {
-        let m = std::mem::take(&mut self.memo[instr as usize]);
-        if m.pending == 0 {
+        let memo = &mut self.memo[instr as usize];
+        if memo.pending == 0 {
+            memo.valid = false;
             return;
         }
+        let m = std::mem::take(memo);
         let Some(level) = self.side(instr).levels.first() else { return };
         let (ids, n) = (level.tlbs, level.n);
         for &t in &ids[..n] {
@@ -398,8 +415,9 @@ impl Mmu {
         match self.fill {
             FillPolicy::AllLevels => {
                 // The walk followed a miss at every level.
-                for l in 0..self.side(instr).levels.len() {
-                    self.fill_level(instr, l, t, data, true);
+                let Mmu { tlbs, fill_plan, .. } = self;
+                for &i in &fill_plan[instr as usize][size.index()] {
+                    tlbs[i as usize].fill_tag(t, data, true);
                 }
             }
             FillPolicy::Victim => self.fill_cascade(instr, 0, t, data),

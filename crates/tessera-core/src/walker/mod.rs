@@ -185,16 +185,7 @@ impl Walker {
             }
             refs += 1;
             if !direct {
-                let served = caches.access((node << 12) + idx * 8, false, self.entry, Source::Walk);
-                match self.level_slot[served.level as usize] {
-                    0 => self.stats.refs_l1d += 1,
-                    1 => self.stats.refs_l2 += 1,
-                    2 => self.stats.refs_llc += 1,
-                    _ => self.stats.refs_dram += 1,
-                }
-                if timed {
-                    cycles += (self.step_cycles + served.latency) as u64;
-                }
+                cycles += self.reference(caches, (node << 12) + idx * 8, timed);
             }
             let raw = mem.read_entry(slot, idx);
             debug_assert_eq!(raw, mem.read_u64((node << 12) + idx * 8), "host slot out of step with the table");
@@ -259,8 +250,28 @@ impl Walker {
         (result, cycles)
     }
 
+    /// One walk reference through the cache hierarchy: counts the level that
+    /// served it and returns its cycles (0 when untimed). Out of line so the
+    /// walk loop of a cache-less machine stays small.
+    #[inline(never)]
+    fn reference(&mut self, caches: &mut CacheHierarchy, paddr: u64, timed: bool) -> u64 {
+        let served = caches.access(paddr, false, self.entry, Source::Walk);
+        match self.level_slot[served.level as usize] {
+            0 => self.stats.refs_l1d += 1,
+            1 => self.stats.refs_l2 += 1,
+            2 => self.stats.refs_llc += 1,
+            _ => self.stats.refs_dram += 1,
+        }
+        if timed {
+            (self.step_cycles + served.latency) as u64
+        } else {
+            0
+        }
+    }
+
     /// Probe every PSC (each counts a lookup); the deepest hit gives the node,
     /// host slot and level the walk starts from.
+    #[inline(never)]
     fn probe_pscs(&mut self, va: u64, asid: Asid, root: u64, root_slot: u32) -> (u64, u32, u32) {
         let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
         for p in self.pscs.iter_mut() {
