@@ -79,6 +79,13 @@ const PREFETCHED: u64 = 2;
 
 const PAGE_SHIFT: u32 = 12;
 
+/// Host bytes one simulated line occupies (tag, data and LRU stamp words).
+const HOST_BYTES_PER_LINE: usize = 24;
+/// Levels whose arrays take at least this much host memory get their rows
+/// host-prefetched on a miss above them; smaller ones stay in the host's
+/// private caches, where a prefetch only costs instructions.
+const HOST_PREFETCH_MIN_BYTES: usize = 1 << 20;
+
 #[derive(Clone, Debug)]
 struct Level {
     name: &'static str,
@@ -89,6 +96,9 @@ struct Level {
     prefetcher: AnyPrefetcher,
     /// False for `none`: skips the prefetch bookkeeping entirely.
     prefetching: bool,
+    /// The table is too large for the host's private caches, so a miss above
+    /// host-prefetches this level's row (a host-speed measure only).
+    host_prefetch: bool,
     buf: PrefetchBuf,
     stats: LevelStats,
 }
@@ -208,6 +218,7 @@ impl CacheHierarchy {
                 table: SetAssoc::new(sets, ways, repl),
                 prefetcher,
                 prefetching,
+                host_prefetch: lines as usize * HOST_BYTES_PER_LINE >= HOST_PREFETCH_MIN_BYTES,
                 buf: PrefetchBuf::default(),
                 stats: LevelStats::default(),
             });
@@ -288,7 +299,9 @@ impl CacheHierarchy {
         // The lower levels are large tables read at random: start their host
         // cache misses together rather than one level after the other.
         for lvl in &self.levels[start..] {
-            lvl.table.prefetch_set(lvl.locate(paddr).0);
+            if lvl.host_prefetch {
+                lvl.table.prefetch_set(lvl.locate(paddr).0);
+            }
         }
         let mut served = n;
         let mut any_prefetch = false;

@@ -137,10 +137,8 @@ impl Lru {
     #[inline]
     pub(crate) fn prefetch_set(&self, set: u32) {
         if let Repr::Stamps { stamp, .. } = &self.repr {
-            let base = set as usize * self.ways as usize;
-            if let (Some(first), Some(last)) = (stamp.get(base), stamp.get(base + self.ways as usize - 1)) {
+            if let Some(first) = stamp.get(set as usize * self.ways as usize) {
                 crate::table::host_prefetch(first);
-                crate::table::host_prefetch(last);
             }
         }
     }

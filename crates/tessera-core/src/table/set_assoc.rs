@@ -438,15 +438,12 @@ impl SetAssoc {
     /// rows overlap instead of following one another. Changes no state.
     #[inline]
     pub fn prefetch_set(&self, set: u32) {
+        // The row's first line of each array: the host's adjacent-line
+        // prefetcher brings the second line of a 16-way row along.
         let base = set as usize * self.ways as usize;
-        let last = base + self.ways as usize - 1;
-        if let (Some(t0), Some(t1), Some(d0), Some(d1)) =
-            (self.tags.get(base), self.tags.get(last), self.data.get(base), self.data.get(last))
-        {
-            super::host_prefetch(t0);
-            super::host_prefetch(t1);
-            super::host_prefetch(d0);
-            super::host_prefetch(d1);
+        if let (Some(t), Some(d)) = (self.tags.get(base), self.data.get(base)) {
+            super::host_prefetch(t);
+            super::host_prefetch(d);
         }
         if let AnyReplacement::Lru(l) = &self.repl {
             l.prefetch_set(set);
@@ -630,6 +627,25 @@ mod tests {
     }
 
     #[test]
+    fn live_count_follows_fills_evictions_and_invalidations() {
+        for ways in [1, 2, 4, 8, 16, 3, 64] {
+            let mut t = table(2, ways, "lru");
+            assert!(t.is_empty());
+            // Three times the capacity: every fill past it evicts, the count stays full.
+            for tag in 0..(6 * ways as u64) {
+                t.insert_after_miss((tag & 1) as u32, tag + 1_000_000 * (tag & 1), 0);
+                assert_eq!(t.occupancy(), (tag as usize + 1).min(2 * ways as usize), "ways {ways}");
+            }
+            let slot = (0..t.tags.len()).find(|&s| t.tag(s) != INVALID).unwrap();
+            t.invalidate_slot(slot);
+            assert_eq!(t.occupancy(), 2 * ways as usize - 1);
+            let n = t.invalidate_where(|_, _| true);
+            assert_eq!(n as usize, 2 * ways as usize - 1);
+            assert!(t.is_empty());
+        }
+    }
+
+    #[test]
     fn invalidate_where_and_flush_empty_the_table() {
         for ways in [4, 64] {
             let mut t = table(2, ways, "lru");
@@ -640,8 +656,10 @@ mod tests {
             assert_eq!(removed as usize, (0..2 * ways as u64).filter(|x| x % 3 == 0).count());
             assert_eq!(t.occupancy(), 2 * ways as usize - removed as usize);
             assert!(!t.invalidate(0, 0));
+            assert!(!t.is_empty());
             t.flush();
             assert_eq!(t.occupancy(), 0);
+            assert!(t.is_empty());
             assert_eq!(t.lookup(0, 2), None);
             // Refill after flush starts at way 0 again.
             t.insert(1, 7, 0);
