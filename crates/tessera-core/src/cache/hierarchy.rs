@@ -99,6 +99,9 @@ struct Level {
     /// The table is too large for the host's private caches, so a miss above
     /// host-prefetches this level's row (a host-speed measure only).
     host_prefetch: bool,
+    /// Set of this level's last host-prefetched row: the host's own
+    /// prefetchers already follow a run of consecutive sets.
+    last_row: u32,
     buf: PrefetchBuf,
     stats: LevelStats,
 }
@@ -219,6 +222,7 @@ impl CacheHierarchy {
                 prefetcher,
                 prefetching,
                 host_prefetch: lines as usize * HOST_BYTES_PER_LINE >= HOST_PREFETCH_MIN_BYTES,
+                last_row: 0,
                 buf: PrefetchBuf::default(),
                 stats: LevelStats::default(),
             });
@@ -298,9 +302,13 @@ impl CacheHierarchy {
         let start = start.min(n);
         // The lower levels are large tables read at random: start their host
         // cache misses together rather than one level after the other.
-        for lvl in &self.levels[start..] {
+        for lvl in &mut self.levels[start..] {
             if lvl.host_prefetch {
-                lvl.table.prefetch_set(lvl.locate(paddr).0);
+                let set = lvl.locate(paddr).0;
+                if set.wrapping_sub(lvl.last_row) > 1 {
+                    lvl.table.prefetch_set(set);
+                }
+                lvl.last_row = set;
             }
         }
         let mut served = n;
