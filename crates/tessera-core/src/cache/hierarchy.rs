@@ -23,7 +23,7 @@
 //! - Prefetch fills do not look up or fill lower levels and are not demand
 //!   hits or misses. A demand hit on a prefetched line counts
 //!   `useful_prefetches` once and clears the flag.
-//! - The data word of each [`SetAssoc`] slot holds the line flags (dirty,
+//! - The payload of each [`SetAssoc`] slot is one byte of line flags (dirty,
 //!   prefetched); tags are full line numbers (`paddr >> log2(line)`).
 //! - Replacement per level is any registered policy, seeded with
 //!   `sub_seed(seed, "cache.<level>")`.
@@ -73,14 +73,15 @@ stat_group! {
     }
 }
 
-/// Line flags kept in the table's data word.
-const DIRTY: u64 = 1;
-const PREFETCHED: u64 = 2;
+/// Line flags kept in the table's one-byte payload.
+const DIRTY: u8 = 1;
+const PREFETCHED: u8 = 2;
 
 const PAGE_SHIFT: u32 = 12;
 
-/// Host bytes one simulated line occupies (tag, data and LRU stamp words).
-const HOST_BYTES_PER_LINE: usize = 24;
+/// Host bytes one simulated line occupies (tag word, flag byte and about
+/// two bytes of a 16-way set's LRU order matrix).
+const HOST_BYTES_PER_LINE: usize = 11;
 /// Levels whose arrays take at least this much host memory get their rows
 /// host-prefetched on a miss above them; smaller ones stay in the host's
 /// private caches, where a prefetch only costs instructions.
@@ -92,7 +93,7 @@ struct Level {
     latency: u32,
     line_shift: u32,
     set_mask: u64,
-    table: SetAssoc,
+    table: SetAssoc<u8>,
     prefetcher: AnyPrefetcher,
     /// False for `none`: skips the prefetch bookkeeping entirely.
     prefetching: bool,
@@ -131,7 +132,7 @@ impl Level {
     /// missed here, or a probe just found it absent), with `flags`, counting
     /// any eviction.
     #[inline]
-    fn fill_absent(&mut self, paddr: u64, flags: u64) {
+    fn fill_absent(&mut self, paddr: u64, flags: u8) {
         let (set, tag) = self.locate(paddr);
         if let Some((_, old)) = self.table.insert_after_miss(set, tag, flags) {
             self.stats.evictions += 1;

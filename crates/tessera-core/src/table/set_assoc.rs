@@ -206,13 +206,19 @@ macro_rules! by_shape {
     };
 }
 
+/// A slot's payload: `u64` by default (TLB frame numbers, PSC links); data
+/// caches hold one byte of line flags, so the LLC model's payload array is an
+/// eighth of the host memory (its random reads missed the host's caches).
+pub trait Payload: Copy + Default + PartialEq + std::fmt::Debug {}
+impl<T: Copy + Default + PartialEq + std::fmt::Debug> Payload for T {}
+
 #[derive(Clone, Debug)]
-pub struct SetAssoc {
+pub struct SetAssoc<D: Payload = u64> {
     sets: u32,
     ways: u32,
     shape: Shape,
     tags: Vec<u64>,
-    data: Vec<u64>,
+    data: Vec<D>,
     /// Constant-`W` shapes only (else empty): per set, bit `w` set iff way `w`
     /// holds a valid entry, so a fill finds a free way without a scan.
     valid: Vec<u32>,
@@ -223,7 +229,7 @@ pub struct SetAssoc {
     live: usize,
 }
 
-impl SetAssoc {
+impl<D: Payload> SetAssoc<D> {
     /// `sets` is a power of two (checked by config resolution); `repl` built for `sets × ways`.
     pub fn new(sets: u32, ways: u32, repl: AnyReplacement) -> Self {
         let n = sets as usize * ways as usize;
@@ -237,7 +243,7 @@ impl SetAssoc {
             _ => Shape::Any,
         };
         let valid = if shape == Shape::Any { Vec::new() } else { vec![0; sets as usize] };
-        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![0; n], valid, repl, index, live: 0 }
+        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![D::default(); n], valid, repl, index, live: 0 }
     }
 
     #[inline]
@@ -283,14 +289,14 @@ impl SetAssoc {
     /// Insert into a `W`-way set. `ABSENT`: the caller guarantees `tag` is not
     /// in the set (it just missed there), so the presence scan is skipped.
     #[inline(always)]
-    fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+    fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         debug_assert_eq!(W, self.ways as usize);
         debug_assert!(set < self.sets, "set {set} out of range");
         let base = set as usize * W;
         let SetAssoc { tags, data: datas, valid, repl, live, .. } = self;
         let tags: &mut [u64; W] = (&mut tags[base..base + W]).try_into().unwrap();
-        let datas: &mut [u64; W] = (&mut datas[base..base + W]).try_into().unwrap();
+        let datas: &mut [D; W] = (&mut datas[base..base + W]).try_into().unwrap();
         let valid = &mut valid[set as usize];
         debug_assert_eq!(*valid, !eq_mask(tags, INVALID) & (u32::MAX >> (32 - W)), "valid mask out of sync");
         if ABSENT {
@@ -360,7 +366,7 @@ impl SetAssoc {
     /// for replacement). Otherwise the first invalid way is used, else the policy's victim.
     /// Returns the evicted (tag, data), if a valid entry was evicted.
     #[inline]
-    pub fn insert(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+    pub fn insert(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
         by_shape!(self, W => self.insert_n::<W, false>(set, tag, data), self.insert_any::<false>(set, tag, data))
     }
 
@@ -368,13 +374,13 @@ impl SetAssoc {
     /// just missed there and nothing filled `set` since): skips the presence
     /// scan. Same result as `insert` under that condition (debug-asserted).
     #[inline]
-    pub fn insert_after_miss(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+    pub fn insert_after_miss(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
         by_shape!(self, W => self.insert_n::<W, true>(set, tag, data), self.insert_any::<true>(set, tag, data))
     }
 
     /// [`Self::insert`] for any associativity (scan or hash index).
     #[inline]
-    fn insert_any<const ABSENT: bool>(&mut self, set: u32, tag: u64, data: u64) -> Option<(u64, u64)> {
+    fn insert_any<const ABSENT: bool>(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
         debug_assert!(set < self.sets, "set {set} out of range");
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
@@ -451,12 +457,12 @@ impl SetAssoc {
     }
 
     #[inline]
-    pub fn data(&self, slot: usize) -> u64 {
+    pub fn data(&self, slot: usize) -> D {
         self.data[slot]
     }
 
     #[inline]
-    pub fn data_mut(&mut self, slot: usize) -> &mut u64 {
+    pub fn data_mut(&mut self, slot: usize) -> &mut D {
         &mut self.data[slot]
     }
 
@@ -467,13 +473,13 @@ impl SetAssoc {
     }
 
     /// Remove the entry in `slot` (which must be valid) and return its (tag, data).
-    pub fn invalidate_slot(&mut self, slot: usize) -> (u64, u64) {
+    pub fn invalidate_slot(&mut self, slot: usize) -> (u64, D) {
         let ways = self.ways as usize;
         let (set, way) = (slot / ways, slot % ways);
         let old = (self.tags[slot], self.data[slot]);
         debug_assert!(old.0 != INVALID, "invalidating an empty slot");
         self.tags[slot] = INVALID;
-        self.data[slot] = 0;
+        self.data[slot] = D::default();
         self.live -= 1;
         if let Some(v) = self.valid.get_mut(set) {
             *v &= !(1 << way);
@@ -498,7 +504,7 @@ impl SetAssoc {
     }
 
     /// Remove every entry for which `pred(tag, data)` holds; returns how many.
-    pub fn invalidate_where(&mut self, mut pred: impl FnMut(u64, u64) -> bool) -> u64 {
+    pub fn invalidate_where(&mut self, mut pred: impl FnMut(u64, D) -> bool) -> u64 {
         let mut n = 0;
         for slot in 0..self.tags.len() {
             let t = self.tags[slot];
@@ -519,7 +525,7 @@ impl SetAssoc {
             }
         }
         self.tags.fill(INVALID);
-        self.data.fill(0);
+        self.data.fill(D::default());
         self.valid.fill(0);
         self.live = 0;
         if let Some(ix) = &mut self.index {
