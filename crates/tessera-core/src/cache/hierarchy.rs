@@ -79,13 +79,15 @@ const PREFETCHED: u8 = 2;
 
 const PAGE_SHIFT: u32 = 12;
 
-/// Host bytes one simulated line occupies (tag word, flag byte and about
+/// Host bytes one simulated line occupies (32-bit tag, flag byte and about
 /// two bytes of a 16-way set's LRU order matrix).
-const HOST_BYTES_PER_LINE: usize = 11;
+const HOST_BYTES_PER_LINE: usize = 7;
 /// Levels whose arrays take at least this much host memory get their rows
 /// host-prefetched on a miss above them; smaller ones stay in the host's
-/// private caches, where a prefetch only costs instructions.
-const HOST_PREFETCH_MIN_BYTES: usize = 1 << 20;
+/// private caches, where a prefetch only costs instructions. Half a megabyte:
+/// the 8 MiB LLC model (896 KiB of arrays) shares the host's 2 MiB L2 with
+/// the page tables a walk reads at random, and its rows still miss there.
+const HOST_PREFETCH_MIN_BYTES: usize = 1 << 19;
 
 #[derive(Clone, Debug)]
 struct Level {
@@ -93,7 +95,7 @@ struct Level {
     latency: u32,
     line_shift: u32,
     set_mask: u64,
-    table: SetAssoc<u8>,
+    table: SetAssoc<u8, u32>,
     prefetcher: AnyPrefetcher,
     /// False for `none`: skips the prefetch bookkeeping entirely.
     prefetching: bool,
@@ -109,9 +111,12 @@ struct Level {
 
 impl Level {
     #[inline]
-    fn locate(&self, paddr: u64) -> (u32, u64) {
-        let tag = paddr >> self.line_shift;
-        ((tag & self.set_mask) as u32, tag)
+    fn locate(&self, paddr: u64) -> (u32, u32) {
+        let line = paddr >> self.line_shift;
+        // Config resolution bounds physical memory so line numbers fit (and
+        // stay below the INVALID tag, u32::MAX).
+        debug_assert!(line < u32::MAX as u64, "line number of {paddr:#x} exceeds a 32-bit tag");
+        ((line & self.set_mask) as u32, line as u32)
     }
 
     /// Branch-free: hit/miss is the one unpredictable outcome per level.
@@ -335,7 +340,7 @@ impl CacheHierarchy {
             lvl.count(source, hit);
             if lvl.prefetching {
                 lvl.buf.clear();
-                lvl.prefetcher.on_access(tag << lvl.line_shift, hit, &mut lvl.buf);
+                lvl.prefetcher.on_access((tag as u64) << lvl.line_shift, hit, &mut lvl.buf);
                 any_prefetch |= lvl.buf.len != 0;
             }
             if hit {

@@ -358,6 +358,16 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
             }
         }
         line = Some(l);
+        // Cache tags are 32-bit line numbers (half the host memory of 64-bit ones).
+        if cap / l >= u32::MAX as u64 {
+            return Err(Error::config(
+                format!("{path}.line"),
+                format!(
+                    "{l}-byte lines over a {cap}-byte physmem.capacity give {} line numbers; cache tags hold fewer than 2^32: use longer lines or less physical memory",
+                    cap / l
+                ),
+            ));
+        }
         let size = lvl.size.0;
         let lines = size / l;
         if size == 0 || size % l != 0 || lines > u32::MAX as u64 {

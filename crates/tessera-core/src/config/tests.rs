@@ -52,6 +52,21 @@ fn cache_geometry_is_checked() {
 }
 
 #[test]
+fn cache_line_numbers_must_fit_the_tags() {
+    // 512 GiB / 64 B = 2^33 line numbers: more than a 32-bit cache tag holds.
+    let e = preset_err(&["physmem.capacity=\"512GiB\""]);
+    assert!(e.contains("cache.l1d.line") && e.contains("physmem.capacity") && e.contains("2^32"), "{e}");
+    // 128-byte lines halve the line numbers: 2^32 is still one too many (u32::MAX marks empty).
+    let e = preset_err(&["physmem.capacity=\"512GiB\"", "cache.l1d.line=\"128B\"", "cache.l2.line=\"128B\"", "cache.llc.line=\"128B\""]);
+    assert!(e.contains("cache.l1d.line"), "{e}");
+    let ok: Vec<String> = ["physmem.capacity=\"256GiB\"", "cache.l1d.line=\"128B\"", "cache.l2.line=\"128B\"", "cache.llc.line=\"128B\""]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    load(&ConfigSource::Preset("sandy_bridge".into()), &ok).unwrap();
+}
+
+#[test]
 fn unknown_mechanism_lists_allowed_names() {
     let e = preset_err(&["mmu.tlb.l2_tlb.replacement=lur"]);
     assert!(e.contains("mmu.tlb.l2_tlb.replacement.kind"), "{e}");

@@ -101,7 +101,7 @@ impl Index {
 /// branching inside the group: fewer mispredicted exits than a plain scan, and
 /// plain scalar code (SSE2 has no 64-bit compare, so vectorising does not pay).
 #[inline(always)]
-fn scan(tags: &[u64], tag: u64) -> Option<usize> {
+fn scan<T: TagWord>(tags: &[T], tag: T) -> Option<usize> {
     let mut chunks = tags.chunks_exact(4);
     let mut base = 0usize;
     for c in &mut chunks {
@@ -116,7 +116,7 @@ fn scan(tags: &[u64], tag: u64) -> Option<usize> {
 
 /// Bit `w` set iff `tags[w] == tag` (fully unrolled for a fixed associativity).
 #[inline(always)]
-fn eq_mask<const W: usize>(tags: &[u64; W], tag: u64) -> u32 {
+fn eq_mask<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> u32 {
     let mut m = 0u32;
     for (w, &t) in tags.iter().enumerate() {
         m |= ((t == tag) as u32) << w;
@@ -128,7 +128,7 @@ fn eq_mask<const W: usize>(tags: &[u64; W], tag: u64) -> u32 {
 /// [`scan`]'s groups of four with an exit after the group that hits (a hit
 /// in the first group of a 16-way set skips the other 12 compares).
 #[inline(always)]
-fn find_way<const W: usize>(tags: &[u64; W], tag: u64) -> Option<usize> {
+fn find_way<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> Option<usize> {
     if W < 4 {
         let m = eq_mask(tags, tag);
         (m != 0).then(|| m.trailing_zeros() as usize)
@@ -212,12 +212,28 @@ macro_rules! by_shape {
 pub trait Payload: Copy + Default + PartialEq + std::fmt::Debug {}
 impl<T: Copy + Default + PartialEq + std::fmt::Debug> Payload for T {}
 
+/// A stored tag: `u64` by default (TLB tags pack page number, size and
+/// ASID); data caches store `u32` line numbers, so a 16-way row of tags is
+/// one host cache line instead of two.
+pub trait TagWord: Copy + Eq + std::fmt::Debug + std::fmt::LowerHex + Into<u64> {
+    /// Never a valid tag.
+    const INVALID: Self;
+}
+
+impl TagWord for u64 {
+    const INVALID: u64 = u64::MAX;
+}
+
+impl TagWord for u32 {
+    const INVALID: u32 = u32::MAX;
+}
+
 #[derive(Clone, Debug)]
-pub struct SetAssoc<D: Payload = u64> {
+pub struct SetAssoc<D: Payload = u64, T: TagWord = u64> {
     sets: u32,
     ways: u32,
     shape: Shape,
-    tags: Vec<u64>,
+    tags: Vec<T>,
     data: Vec<D>,
     /// Constant-`W` shapes only (else empty): per set, bit `w` set iff way `w`
     /// holds a valid entry, so a fill finds a free way without a scan.
@@ -229,7 +245,7 @@ pub struct SetAssoc<D: Payload = u64> {
     live: usize,
 }
 
-impl<D: Payload> SetAssoc<D> {
+impl<D: Payload, T: TagWord> SetAssoc<D, T> {
     /// `sets` is a power of two (checked by config resolution); `repl` built for `sets × ways`.
     pub fn new(sets: u32, ways: u32, repl: AnyReplacement) -> Self {
         let n = sets as usize * ways as usize;
@@ -243,7 +259,7 @@ impl<D: Payload> SetAssoc<D> {
             _ => Shape::Any,
         };
         let valid = if shape == Shape::Any { Vec::new() } else { vec![0; sets as usize] };
-        SetAssoc { sets, ways, shape, tags: vec![INVALID; n], data: vec![D::default(); n], valid, repl, index, live: 0 }
+        SetAssoc { sets, ways, shape, tags: vec![T::INVALID; n], data: vec![D::default(); n], valid, repl, index, live: 0 }
     }
 
     #[inline]
@@ -258,29 +274,29 @@ impl<D: Payload> SetAssoc<D> {
 
     /// Slot of `tag` in `set`, without side effects.
     #[inline(always)]
-    fn find(&self, set: u32, tag: u64) -> Option<usize> {
+    fn find(&self, set: u32, tag: T) -> Option<usize> {
         by_shape!(self, W => self.find_n::<W>(set, tag), self.find_any(set, tag))
     }
 
     /// The set's tags as a fixed-size row (`W == self.ways`); one bounds check.
     #[inline(always)]
-    fn row<const W: usize>(&self, set: u32) -> (usize, &[u64; W]) {
+    fn row<const W: usize>(&self, set: u32) -> (usize, &[T; W]) {
         debug_assert_eq!(W, self.ways as usize);
         debug_assert!(set < self.sets, "set {set} out of range");
         let base = set as usize * W;
-        let row: &[u64; W] = self.tags[base..base + W].try_into().unwrap();
+        let row: &[T; W] = self.tags[base..base + W].try_into().unwrap();
         (base, row)
     }
 
     #[inline(always)]
-    fn find_n<const W: usize>(&self, set: u32, tag: u64) -> Option<usize> {
-        debug_assert!(tag != INVALID, "INVALID used as a tag");
+    fn find_n<const W: usize>(&self, set: u32, tag: T) -> Option<usize> {
+        debug_assert!(tag != T::INVALID, "INVALID used as a tag");
         let (base, row) = self.row::<W>(set);
         find_way(row, tag).map(|w| base + w)
     }
 
     #[inline(always)]
-    fn lookup_n<const W: usize>(&mut self, set: u32, tag: u64) -> Option<usize> {
+    fn lookup_n<const W: usize>(&mut self, set: u32, tag: T) -> Option<usize> {
         let slot = self.find_n::<W>(set, tag)?;
         repl_hit::<W>(&mut self.repl, set, slot - set as usize * W);
         Some(slot)
@@ -289,16 +305,16 @@ impl<D: Payload> SetAssoc<D> {
     /// Insert into a `W`-way set. `ABSENT`: the caller guarantees `tag` is not
     /// in the set (it just missed there), so the presence scan is skipped.
     #[inline(always)]
-    fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
-        debug_assert!(tag != INVALID, "INVALID used as a tag");
+    fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
+        debug_assert!(tag != T::INVALID, "INVALID used as a tag");
         debug_assert_eq!(W, self.ways as usize);
         debug_assert!(set < self.sets, "set {set} out of range");
         let base = set as usize * W;
         let SetAssoc { tags, data: datas, valid, repl, live, .. } = self;
-        let tags: &mut [u64; W] = (&mut tags[base..base + W]).try_into().unwrap();
+        let tags: &mut [T; W] = (&mut tags[base..base + W]).try_into().unwrap();
         let datas: &mut [D; W] = (&mut datas[base..base + W]).try_into().unwrap();
         let valid = &mut valid[set as usize];
-        debug_assert_eq!(*valid, !eq_mask(tags, INVALID) & (u32::MAX >> (32 - W)), "valid mask out of sync");
+        debug_assert_eq!(*valid, !eq_mask(tags, T::INVALID) & (u32::MAX >> (32 - W)), "valid mask out of sync");
         if ABSENT {
             debug_assert!(eq_mask(tags, tag) == 0, "insert_after_miss of a present tag {tag:#x}");
         } else {
@@ -327,15 +343,15 @@ impl<D: Payload> SetAssoc<D> {
 
     /// [`Self::find`] for any associativity (scan or hash index).
     #[inline]
-    fn find_any(&self, set: u32, tag: u64) -> Option<usize> {
+    fn find_any(&self, set: u32, tag: T) -> Option<usize> {
         debug_assert!(set < self.sets, "set {set} out of range");
-        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        debug_assert!(tag != T::INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
         let base = set as usize * ways;
         match &self.index {
             None => scan(&self.tags[base..base + ways], tag).map(|w| base + w),
             Some(ix) => {
-                let slot = *ix.map.get(&tag)? as usize;
+                let slot = *ix.map.get(&tag.into())? as usize;
                 // Tags are unique across sets; a slot outside `set` means the caller
                 // looked in the wrong set, which is a miss there.
                 (slot.wrapping_sub(base) < ways).then_some(slot)
@@ -345,12 +361,12 @@ impl<D: Payload> SetAssoc<D> {
 
     /// Look `tag` up in `set`; on a hit update replacement state and return the slot.
     #[inline(always)]
-    pub fn lookup(&mut self, set: u32, tag: u64) -> Option<usize> {
+    pub fn lookup(&mut self, set: u32, tag: T) -> Option<usize> {
         by_shape!(self, W => self.lookup_n::<W>(set, tag), self.lookup_any(set, tag))
     }
 
     #[inline]
-    fn lookup_any(&mut self, set: u32, tag: u64) -> Option<usize> {
+    fn lookup_any(&mut self, set: u32, tag: T) -> Option<usize> {
         let slot = self.find_any(set, tag)?;
         self.repl.on_hit(set, (slot - set as usize * self.ways as usize) as u32);
         Some(slot)
@@ -358,7 +374,7 @@ impl<D: Payload> SetAssoc<D> {
 
     /// Look up without touching replacement state.
     #[inline]
-    pub fn probe(&self, set: u32, tag: u64) -> Option<usize> {
+    pub fn probe(&self, set: u32, tag: T) -> Option<usize> {
         self.find(set, tag)
     }
 
@@ -366,7 +382,7 @@ impl<D: Payload> SetAssoc<D> {
     /// for replacement). Otherwise the first invalid way is used, else the policy's victim.
     /// Returns the evicted (tag, data), if a valid entry was evicted.
     #[inline]
-    pub fn insert(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
+    pub fn insert(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
         by_shape!(self, W => self.insert_n::<W, false>(set, tag, data), self.insert_any::<false>(set, tag, data))
     }
 
@@ -374,15 +390,15 @@ impl<D: Payload> SetAssoc<D> {
     /// just missed there and nothing filled `set` since): skips the presence
     /// scan. Same result as `insert` under that condition (debug-asserted).
     #[inline]
-    pub fn insert_after_miss(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
+    pub fn insert_after_miss(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
         by_shape!(self, W => self.insert_n::<W, true>(set, tag, data), self.insert_any::<true>(set, tag, data))
     }
 
     /// [`Self::insert`] for any associativity (scan or hash index).
     #[inline]
-    fn insert_any<const ABSENT: bool>(&mut self, set: u32, tag: u64, data: D) -> Option<(u64, D)> {
+    fn insert_any<const ABSENT: bool>(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
         debug_assert!(set < self.sets, "set {set} out of range");
-        debug_assert!(tag != INVALID, "INVALID used as a tag");
+        debug_assert!(tag != T::INVALID, "INVALID used as a tag");
         let ways = self.ways as usize;
         let base = set as usize * ways;
         let free = match &self.index {
@@ -395,10 +411,10 @@ impl<D: Payload> SetAssoc<D> {
                     self.repl.on_hit(set, w as u32);
                     return None;
                 }
-                scan(tags, INVALID)
+                scan(tags, T::INVALID)
             }
             Some(ix) => {
-                if let Some(&slot) = ix.map.get(&tag) {
+                if let Some(&slot) = ix.map.get(&tag.into()) {
                     let w = (slot as usize).wrapping_sub(base);
                     debug_assert!(w < ways, "tag {tag:#x} inserted in set {set} but held in another set");
                     if w < ways {
@@ -424,7 +440,7 @@ impl<D: Payload> SetAssoc<D> {
                 let slot = base + w;
                 let old = (self.tags[slot], self.data[slot]);
                 if let Some(ix) = &mut self.index {
-                    ix.map.remove(&old.0);
+                    ix.map.remove(&old.0.into());
                 }
                 (w, Some(old))
             }
@@ -433,7 +449,7 @@ impl<D: Payload> SetAssoc<D> {
         self.tags[slot] = tag;
         self.data[slot] = data;
         if let Some(ix) = &mut self.index {
-            ix.map.insert(tag, slot as u32);
+            ix.map.insert(tag.into(), slot as u32);
         }
         self.repl.on_fill(set, way as u32);
         evicted
@@ -466,26 +482,26 @@ impl<D: Payload> SetAssoc<D> {
         &mut self.data[slot]
     }
 
-    /// Tag held in `slot` ([`INVALID`] if empty).
+    /// Tag held in `slot` ([`TagWord::INVALID`] if empty).
     #[inline]
-    pub fn tag(&self, slot: usize) -> u64 {
+    pub fn tag(&self, slot: usize) -> T {
         self.tags[slot]
     }
 
     /// Remove the entry in `slot` (which must be valid) and return its (tag, data).
-    pub fn invalidate_slot(&mut self, slot: usize) -> (u64, D) {
+    pub fn invalidate_slot(&mut self, slot: usize) -> (T, D) {
         let ways = self.ways as usize;
         let (set, way) = (slot / ways, slot % ways);
         let old = (self.tags[slot], self.data[slot]);
-        debug_assert!(old.0 != INVALID, "invalidating an empty slot");
-        self.tags[slot] = INVALID;
+        debug_assert!(old.0 != T::INVALID, "invalidating an empty slot");
+        self.tags[slot] = T::INVALID;
         self.data[slot] = D::default();
         self.live -= 1;
         if let Some(v) = self.valid.get_mut(set) {
             *v &= !(1 << way);
         }
         if let Some(ix) = &mut self.index {
-            ix.map.remove(&old.0);
+            ix.map.remove(&old.0.into());
             ix.mark(set, way, false);
         }
         self.repl.on_invalidate(set as u32, way as u32);
@@ -493,7 +509,7 @@ impl<D: Payload> SetAssoc<D> {
     }
 
     /// Remove `tag` from `set`; true if it was present.
-    pub fn invalidate(&mut self, set: u32, tag: u64) -> bool {
+    pub fn invalidate(&mut self, set: u32, tag: T) -> bool {
         match self.find(set, tag) {
             Some(slot) => {
                 self.invalidate_slot(slot);
@@ -504,11 +520,11 @@ impl<D: Payload> SetAssoc<D> {
     }
 
     /// Remove every entry for which `pred(tag, data)` holds; returns how many.
-    pub fn invalidate_where(&mut self, mut pred: impl FnMut(u64, D) -> bool) -> u64 {
+    pub fn invalidate_where(&mut self, mut pred: impl FnMut(T, D) -> bool) -> u64 {
         let mut n = 0;
         for slot in 0..self.tags.len() {
             let t = self.tags[slot];
-            if t != INVALID && pred(t, self.data[slot]) {
+            if t != T::INVALID && pred(t, self.data[slot]) {
                 self.invalidate_slot(slot);
                 n += 1;
             }
@@ -520,11 +536,11 @@ impl<D: Payload> SetAssoc<D> {
     pub fn flush(&mut self) {
         let ways = self.ways as usize;
         for slot in 0..self.tags.len() {
-            if self.tags[slot] != INVALID {
+            if self.tags[slot] != T::INVALID {
                 self.repl.on_invalidate((slot / ways) as u32, (slot % ways) as u32);
             }
         }
-        self.tags.fill(INVALID);
+        self.tags.fill(T::INVALID);
         self.data.fill(D::default());
         self.valid.fill(0);
         self.live = 0;
@@ -535,7 +551,7 @@ impl<D: Payload> SetAssoc<D> {
 
     /// Number of valid entries.
     pub fn occupancy(&self) -> usize {
-        debug_assert_eq!(self.live, self.tags.iter().filter(|&&t| t != INVALID).count(), "live count out of step");
+        debug_assert_eq!(self.live, self.tags.iter().filter(|&&t| t != T::INVALID).count(), "live count out of step");
         self.live
     }
 
