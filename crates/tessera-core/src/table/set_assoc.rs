@@ -2,8 +2,11 @@
 //!
 //! ## What it models
 //! The storage of every TLB level, paging-structure cache and data cache:
-//! `sets × ways` slots, each holding a full tag (or [`INVALID`]) and one `u64`
-//! of payload that the owner interprets (a frame number, line flags, ...).
+//! `sets × ways` slots, each holding a full tag (or [`TagWord::INVALID`]) and
+//! a payload that the owner interprets. Both widths are type parameters:
+//! `u64` tags and payloads by default (TLB tags pack page number, size and
+//! ASID; payloads are frame numbers), `u32` line-number tags and a flag byte
+//! for data caches, whose large tables' host memory is what a run waits on.
 //! Slot numbers are `set * ways + way` and stay valid until the entry is
 //! evicted or invalidated.
 //!
