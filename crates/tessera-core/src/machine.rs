@@ -16,7 +16,7 @@
 
 use crate::access::{AccessBatch, AccessKind};
 use crate::addr::{Asid, PageSize, Pfn};
-use crate::cache::{CacheHierarchy, Source};
+use crate::cache::{CacheHierarchy, Served, Source};
 use crate::config::Spec;
 use crate::error::Result;
 use crate::page_size::PageSizePolicy;
@@ -25,7 +25,7 @@ use crate::physmem::PhysMem;
 use crate::registry::AnyPageSizePolicy;
 use crate::stats::{derived, visit_prefixed, Collector, StatGroup, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
-use crate::tlb::{Lookup, Mmu};
+use crate::tlb::{Lookup, MemoKey, Mmu};
 use crate::walker::{WalkResult, Walker};
 
 crate::stat_group! {
@@ -36,6 +36,38 @@ crate::stat_group! {
         pages_1g: "pages", "1 GiB pages mapped",
         large_fallbacks: "candidates", "larger page-size candidates skipped at a fault (region partly mapped, or no free block)",
     }
+}
+
+/// Per-kind counters of a repeat run, packed in one word: `RUN_BITS` bits
+/// per `AccessKind` value, so a run is at most `RUN_MASK` records.
+const RUN_BITS: u32 = 21;
+const RUN_MASK: u64 = (1 << RUN_BITS) - 1;
+
+/// The end `j` of the run of repeats from `i` (see
+/// [`Machine::count_repeat_run`]), the sum of its instruction gaps and its
+/// per-kind counts (packed, `RUN_BITS` per kind). `FETCHES`: untranslated
+/// fetches belong to the run whatever their page.
+#[inline(always)]
+fn repeat_run<const FETCHES: bool>(batch: &AccessBatch, i: usize, key: MemoKey) -> (usize, u64, u64) {
+    let n = batch.len().min(i + RUN_MASK as usize);
+    let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
+    let (gaps, sizes) = (&batch.ins_gap[..n], &batch.size[..n]);
+    // Loads always repeat, stores only to a dirty page.
+    let max_data_kind = key.dirty as u32;
+    let (mut j, mut gap_sum, mut counts) = (i, 0u64, 0u64);
+    while j < n {
+        let (va, kind) = (vaddrs[j], kinds[j] as u32);
+        let in_page = (va & 0xfff) + sizes[j].max(1) as u64 <= 0x1000;
+        let repeat = va >> key.shift == key.vpn && asids[j] == key.asid && kind <= max_data_kind;
+        let fetch = FETCHES && kind == AccessKind::IFetch as u32;
+        if !((repeat || fetch) && in_page) {
+            break;
+        }
+        gap_sum += gaps[j] as u64;
+        counts += 1 << (kind * RUN_BITS);
+        j += 1;
+    }
+    (j, gap_sum, counts)
 }
 
 /// How many accesses ahead the leaf page-table entry is prefetched on the host.
@@ -51,6 +83,9 @@ pub struct Machine {
     policy: AnyPageSizePolicy,
     timing: IntervalModel,
     translate_instr: bool,
+    /// Count runs of memo repeats in bulk (machines without data caches,
+    /// whose repeats only count); tests turn it off to compare.
+    bulk_runs: bool,
     core: CoreStats,
     os: OsStats,
 }
@@ -74,6 +109,7 @@ impl Machine {
         let timing = IntervalModel::new(&spec.timing, l1);
         Ok(Machine {
             translate_instr: mmu.translates_instr(),
+            bulk_runs: caches.num_levels() == 0,
             spec: spec.clone(),
             mmu,
             walker,
@@ -91,6 +127,14 @@ impl Machine {
         &self.spec
     }
 
+    /// The same machine simulating every access one by one (for tests of
+    /// the bulk path against the per-access one).
+    #[cfg(test)]
+    pub(crate) fn without_bulk_runs(mut self) -> Machine {
+        self.bulk_runs = false;
+        self
+    }
+
     /// Simulate one batch of accesses.
     pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
         let timed = self.timing.enabled;
@@ -98,7 +142,26 @@ impl Machine {
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
         let (gaps, sizes) = (&batch.ins_gap[..n], &batch.size[..n]);
-        for i in 0..n {
+        let mut i = 0;
+        while i < n {
+            // Without data caches a data access that repeats the memoised
+            // page only counts, so runs of them are counted in bulk.
+            if self.bulk_runs {
+                if let Some(key) = self.mmu.memo(false) {
+                    let j = self.count_repeat_run(batch, i, key);
+                    if j > i {
+                        // The prefetches the loop below would have issued for
+                        // positions i..j: only those past the run can change page.
+                        for q in (i + PREFETCH_AHEAD).max(j)..(j + PREFETCH_AHEAD).min(n) {
+                            if (vaddrs[q] ^ vaddrs[q - 1]) >> 12 != 0 {
+                                self.walker.prefetch_leaf(vaddrs[q], asids[q], &self.mem);
+                            }
+                        }
+                        i = j;
+                        continue;
+                    }
+                }
+            }
             // Host-side prefetch of a later access's leaf entry (no effect on results).
             // Only when the page changes: a run of accesses to one page needs one.
             if i + PREFETCH_AHEAD < n {
@@ -141,8 +204,40 @@ impl Machine {
                     }
                 }
             }
+            i += 1;
         }
         Ok(())
+    }
+
+    /// Count accesses `i..j` of `batch` at once, on a machine without data
+    /// caches, and return `j`: the longest run from `i` of loads and stores
+    /// that repeat the data side's memo (`key`; stores only to a dirty page)
+    /// and do not cross a page, with, when fetches are not translated, the
+    /// fetches among them. Each changes nothing but counters, which end up
+    /// the same as the per-access path's.
+    #[inline(always)]
+    fn count_repeat_run(&mut self, batch: &AccessBatch, i: usize, key: MemoKey) -> usize {
+        let (j, gap_sum, kinds) = if self.translate_instr {
+            repeat_run::<false>(batch, i, key)
+        } else {
+            repeat_run::<true>(batch, i, key)
+        };
+        let (loads, stores, fetches) = (kinds & RUN_MASK, kinds >> RUN_BITS & RUN_MASK, kinds >> (2 * RUN_BITS));
+        let data = loads + stores;
+        let c = &mut self.core;
+        c.instructions += gap_sum;
+        c.records += (j - i) as u64;
+        c.loads += loads;
+        c.stores += stores;
+        c.ifetches += fetches;
+        self.mmu.add_repeats(false, data);
+        self.caches.count_dram(Source::Data, data);
+        if self.timing.enabled {
+            c.translation_stall_cycles += key.latency as u64 * data;
+            let served = Served { level: 0, latency: self.caches.latency_of(0) };
+            c.data_stall_cycles += self.timing.data_stall(served) * data;
+        }
+        j
     }
 
     #[inline(always)]

@@ -159,3 +159,56 @@ fn every_counter_is_documented() {
     let docs = crate::stats::derived::stat_docs(&spec("sandy_bridge", &[])).unwrap();
     assert_eq!(docs.counters.keys().collect::<Vec<_>>(), s.counters.keys().collect::<Vec<_>>());
 }
+
+/// Random records clustered on a few pages of two address spaces (so memo
+/// runs form and break), of every kind and of sizes that sometimes cross a
+/// page, in batches of random length.
+fn clustered_batches(seed: u64, records: usize) -> Vec<AccessBatch> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    let mut left = records;
+    let mut page = 0u64;
+    while left > 0 {
+        let n = rng.gen_range(1..=left.min(300));
+        let mut b = AccessBatch::with_capacity(n);
+        for _ in 0..n {
+            if rng.gen_bool(0.05) {
+                page = rng.gen_range(0..6);
+            }
+            let kind = match rng.gen_range(0..10) {
+                0..=5 => AccessKind::Load,
+                6..=7 => AccessKind::Store,
+                _ => AccessKind::IFetch,
+            };
+            let size = [1u8, 4, 8, 8, 8, 16, 64][rng.gen_range(0..7)];
+            let off = if rng.gen_bool(0.03) { 0x1000 - 2 } else { rng.gen_range(0..0x1000 - 64) };
+            let asid = (rng.gen_range(0..20) == 0) as u16;
+            b.push(rng.gen_range(0..3), 0x7f00_0000_0000 + (page << 12) + off, kind, size, asid);
+        }
+        left -= n;
+        out.push(b);
+    }
+    out
+}
+
+#[test]
+fn bulk_counted_repeat_runs_match_the_per_access_path() {
+    let fetch_tlb = ["mmu.tlb.l1_itlb.level=1", "mmu.tlb.l1_itlb.side=\"instr\"", "mmu.tlb.l1_itlb.page_sizes=[\"4k\"]",
+                     "mmu.tlb.l1_itlb.entries=16", "mmu.tlb.l1_itlb.ways=4"];
+    let configs: [&[&str]; 3] = [&[], &["timing.enabled=true"], &fetch_tlb];
+    for (k, overrides) in configs.iter().enumerate() {
+        let sp = spec("tlb_only", overrides);
+        let batches = clustered_batches(k as u64, 20_000);
+        let mut bulk = Machine::build(&sp, 3).unwrap();
+        let mut each = Machine::build(&sp, 3).unwrap().without_bulk_runs();
+        assert!(bulk.bulk_runs);
+        for b in &batches {
+            bulk.feed(b).unwrap();
+            each.feed(b).unwrap();
+        }
+        let (a, b) = (bulk.stats(), each.stats());
+        assert!(a.get("mmu.l1_dtlb_4k.hits") > 10_000, "runs formed");
+        assert_eq!(a.counters, b.counters, "config {overrides:?}");
+    }
+}

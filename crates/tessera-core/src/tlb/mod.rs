@@ -229,6 +229,18 @@ impl Default for Memo {
     }
 }
 
+/// What an access must match to repeat a side's memoised level-1 hit: its
+/// ASID and `va >> shift == vpn`. A store repeats it only if `dirty`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MemoKey {
+    pub asid: Asid,
+    pub shift: u32,
+    pub vpn: u64,
+    pub dirty: bool,
+    /// Translation latency of each repeat (the side's level-1 latency).
+    pub latency: u32,
+}
+
 /// The whole TLB hierarchy of one core.
 #[derive(Clone, Debug)]
 pub struct Mmu {
@@ -311,6 +323,23 @@ impl Mmu {
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
         self.lookup_unmemoised(va, asid, instr)
+    }
+
+    /// The live memo of one side, if any: what a repeat must match, so a
+    /// caller can count a run of repeats at once ([`Self::add_repeats`]).
+    #[inline]
+    pub fn memo(&self, instr: bool) -> Option<MemoKey> {
+        let m = &self.memo[instr as usize];
+        m.valid.then_some(MemoKey { asid: m.asid, shift: m.shift, vpn: m.vpn, dirty: m.dirty, latency: m.latency })
+    }
+
+    /// Count `n` lookups that match the live memo of one side: the same as
+    /// `n` calls of [`Self::lookup`] that each return its hit.
+    #[inline]
+    pub fn add_repeats(&mut self, instr: bool, n: u64) {
+        let m = &mut self.memo[instr as usize];
+        debug_assert!(m.valid || n == 0, "repeats of a dropped memo");
+        m.pending += n;
     }
 
     /// Everything but a memo repeat, out of line so the repeat path inlines small.
