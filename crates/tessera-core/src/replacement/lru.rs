@@ -77,6 +77,9 @@ enum Repr {
 #[derive(Clone, Debug)]
 pub struct Lru {
     ways: u32,
+    /// Host words of recency state per set (matrix words, or stamps): a
+    /// prefetch finds a row without the division `set_words` needs.
+    row_words: u32,
     repr: Repr,
 }
 
@@ -228,7 +231,8 @@ impl Lru {
                 tail: vec![NIL; s],
             },
         };
-        Lru { ways, repr }
+        let row_words = if kind == Kind::Matrix { set_words(ways as usize) as u32 } else { ways };
+        Lru { ways, row_words, repr }
     }
 
     /// Ways ordered from least to most recently used among the ways currently
@@ -283,22 +287,34 @@ impl Lru {
         }
     }
 
-    /// [`Replacement::victim`] for a structure of exactly `W` ways: the
-    /// minimum stamp (lowest way on ties, as in `victim`), fully unrolled.
+    /// The way a fill of a `W`-way set uses, made most recent: the lowest
+    /// way of `free` (a mask of invalid ways) if any, else the victim. The
+    /// same as `victim` (when `free == 0`) then `touch_n`, with one
+    /// representation dispatch instead of two.
     #[inline(always)]
-    pub(crate) fn victim_n<const W: usize>(&mut self, set: u32) -> usize {
+    pub(crate) fn fill_way_n<const W: usize>(&mut self, set: u32, free: u32) -> usize {
         debug_assert_eq!(W, self.ways as usize);
-        match &self.repr {
+        match &mut self.repr {
             Repr::Matrix { bits } if W <= MATRIX_MAX_WAYS as usize => {
                 let k = set_words(W);
-                matrix_victim(&bits[set as usize * k..][..k], W)
+                let m = &mut bits[set as usize * k..][..k];
+                let way = if free != 0 { free.trailing_zeros() as usize } else { matrix_victim(m, W) };
+                matrix_touch(m, W, way);
+                way
             }
-            Repr::Stamps { stamp, .. } => {
+            Repr::Stamps { stamp, clock } => {
                 let base = set as usize * W;
-                let s: &[u64; W] = stamp[base..base + W].try_into().unwrap();
-                argmin(s)
+                let s: &mut [u64; W] = (&mut stamp[base..base + W]).try_into().unwrap();
+                let way = if free != 0 { free.trailing_zeros() as usize } else { argmin(s) };
+                *clock += 1;
+                s[way] = *clock;
+                way
             }
-            _ => self.victim(set) as usize,
+            _ => {
+                let way = if free != 0 { free.trailing_zeros() as usize } else { self.victim(set) as usize };
+                self.touch(set, way as u32);
+                way
+            }
         }
     }
 
@@ -306,13 +322,8 @@ impl Lru {
     #[inline]
     pub(crate) fn prefetch_set(&self, set: u32) {
         match &self.repr {
-            Repr::Matrix { bits } => {
-                if let Some(first) = bits.get(set as usize * set_words(self.ways as usize)) {
-                    crate::table::host_prefetch(first);
-                }
-            }
-            Repr::Stamps { stamp, .. } => {
-                if let Some(first) = stamp.get(set as usize * self.ways as usize) {
+            Repr::Matrix { bits: words } | Repr::Stamps { stamp: words, .. } => {
+                if let Some(first) = words.get(set as usize * self.row_words as usize) {
                     crate::table::host_prefetch(first);
                 }
             }

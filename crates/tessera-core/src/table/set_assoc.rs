@@ -120,6 +120,12 @@ fn scan<T: TagWord>(tags: &[T], tag: T) -> Option<usize> {
 /// Bit `w` set iff `tags[w] == tag` (fully unrolled for a fixed associativity).
 #[inline(always)]
 fn eq_mask<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> u32 {
+    T::eq_mask_row(tags, tag)
+}
+
+/// [`eq_mask`] in plain scalar code, for any tag word.
+#[inline(always)]
+fn eq_mask_scalar<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> u32 {
     let mut m = 0u32;
     for (w, &t) in tags.iter().enumerate() {
         m |= ((t == tag) as u32) << w;
@@ -127,12 +133,41 @@ fn eq_mask<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> u32 {
     m
 }
 
-/// Way of `tag` in a `W`-way row: one branch-free mask below 4 ways, else
-/// [`scan`]'s groups of four with an exit after the group that hits (a hit
-/// in the first group of a 16-way set skips the other 12 compares).
+/// [`eq_mask`] of a row of 32-bit tags whose width is a multiple of four:
+/// one SSE2 compare per four ways (SSE2 is part of x86-64, so no feature
+/// detection), the lane masks narrowed into one bit per way.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn eq_mask_u32_sse2<const W: usize>(tags: &[u32; W], tag: u32) -> u32 {
+    use core::arch::x86_64::*;
+    debug_assert!(W % 4 == 0 && W <= 32);
+    // SAFETY: SSE2 is always present on x86-64; every load reads four
+    // in-bounds u32s (`k + 4 <= W`) and `loadu` has no alignment requirement.
+    unsafe {
+        let t = _mm_set1_epi32(tag as i32);
+        let lanes = |k: usize| _mm_cmpeq_epi32(_mm_loadu_si128(tags.as_ptr().add(k) as *const __m128i), t);
+        let mut m = 0u32;
+        let mut k = 0;
+        while k + 8 <= W {
+            // Two lane masks of -1/0 narrow to eight bytes without changing sign.
+            let b = _mm_packs_epi16(_mm_packs_epi32(lanes(k), lanes(k + 4)), _mm_setzero_si128());
+            m |= (_mm_movemask_epi8(b) as u32) << k;
+            k += 8;
+        }
+        if k < W {
+            m |= (_mm_movemask_ps(_mm_castsi128_ps(lanes(k))) as u32) << k;
+        }
+        m
+    }
+}
+
+/// Way of `tag` in a `W`-way row: one branch-free mask below 4 ways and for
+/// tag words with a vector compare, else [`scan`]'s groups of four with an
+/// exit after the group that hits (a hit in the first group of a 16-way set
+/// skips the other 12 compares).
 #[inline(always)]
 fn find_way<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> Option<usize> {
-    if W < 4 {
+    if W < 4 || T::VECTOR_COMPARE {
         let m = eq_mask(tags, tag);
         (m != 0).then(|| m.trailing_zeros() as usize)
     } else {
@@ -149,21 +184,14 @@ fn repl_hit<const W: usize>(repl: &mut AnyReplacement, set: u32, way: usize) {
     }
 }
 
-/// `on_fill` for a table of `W` ways (both policies: same as a hit).
+/// The way a fill of a `W`-way set uses (the lowest of the `free` mask of
+/// invalid ways, else the policy's victim), after `on_fill` of it: one
+/// policy dispatch for both.
 #[inline(always)]
-fn repl_fill<const W: usize>(repl: &mut AnyReplacement, set: u32, way: usize) {
+fn repl_fill_way<const W: usize>(repl: &mut AnyReplacement, set: u32, free: u32) -> usize {
     match repl {
-        AnyReplacement::Lru(l) => l.touch_n::<W>(set, way),
-        AnyReplacement::Random(_) => {}
-    }
-}
-
-/// `victim` for a table of `W` ways, with the LRU minimum search unrolled.
-#[inline(always)]
-fn repl_victim<const W: usize>(repl: &mut AnyReplacement, set: u32) -> usize {
-    match repl {
-        AnyReplacement::Lru(l) => l.victim_n::<W>(set),
-        AnyReplacement::Random(r) => r.victim(set) as usize,
+        AnyReplacement::Lru(l) => l.fill_way_n::<W>(set, free),
+        AnyReplacement::Random(r) => if free != 0 { free.trailing_zeros() as usize } else { r.victim(set) as usize },
     }
 }
 
@@ -221,14 +249,33 @@ impl<T: Copy + Default + PartialEq + std::fmt::Debug> Payload for T {}
 pub trait TagWord: Copy + Eq + std::fmt::Debug + std::fmt::LowerHex + Into<u64> {
     /// Never a valid tag.
     const INVALID: Self;
+    /// [`Self::eq_mask_row`] compares a whole row at once (no early exit pays).
+    const VECTOR_COMPARE: bool = false;
+
+    /// Bit `w` set iff `row[w] == tag`.
+    #[inline(always)]
+    fn eq_mask_row<const W: usize>(row: &[Self; W], tag: Self) -> u32 {
+        eq_mask_scalar(row, tag)
+    }
 }
 
+/// SSE2 has no 64-bit compare, so `u64` rows compare in scalar code.
 impl TagWord for u64 {
     const INVALID: u64 = u64::MAX;
 }
 
 impl TagWord for u32 {
     const INVALID: u32 = u32::MAX;
+    const VECTOR_COMPARE: bool = cfg!(target_arch = "x86_64");
+
+    #[inline(always)]
+    fn eq_mask_row<const W: usize>(row: &[u32; W], tag: u32) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if W % 4 == 0 && W <= 32 {
+            return eq_mask_u32_sse2(row, tag);
+        }
+        eq_mask_scalar(row, tag)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -328,19 +375,17 @@ impl<D: Payload, T: TagWord> SetAssoc<D, T> {
             }
         }
         let free = !*valid & (u32::MAX >> (32 - W));
-        let (way, evicted) = if free != 0 {
-            let w = free.trailing_zeros() as usize;
-            *valid |= 1 << w;
+        let way = repl_fill_way::<W>(repl, set, free);
+        debug_assert!(way < W, "policy returned way {way} of {W}");
+        let evicted = if free != 0 {
+            *valid |= 1 << way;
             *live += 1;
-            (w, None)
+            None
         } else {
-            let w = repl_victim::<W>(repl, set);
-            debug_assert!(w < W, "policy returned way {w} of {W}");
-            (w, Some((tags[w], datas[w])))
+            Some((tags[way], datas[way]))
         };
         tags[way] = tag;
         datas[way] = data;
-        repl_fill::<W>(repl, set, way);
         evicted
     }
 
@@ -392,7 +437,7 @@ impl<D: Payload, T: TagWord> SetAssoc<D, T> {
     /// [`Self::insert`] for a `tag` the caller knows is not in `set` (it has
     /// just missed there and nothing filled `set` since): skips the presence
     /// scan. Same result as `insert` under that condition (debug-asserted).
-    #[inline]
+    #[inline(always)]
     pub fn insert_after_miss(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
         by_shape!(self, W => self.insert_n::<W, true>(set, tag, data), self.insert_any::<true>(set, tag, data))
     }
@@ -575,6 +620,32 @@ mod tests {
         let spec = MechanismSpec { kind: kind.into(), params: toml::Table::new() };
         let repl = AnyReplacement::build(&spec, &Geometry { sets, ways, seed: 5 }, "test.replacement").unwrap();
         SetAssoc::new(sets, ways, repl)
+    }
+
+    /// The vector compare of 32-bit tag rows against the scalar one, on rows
+    /// with repeated, absent and INVALID tags, for every width it handles.
+    #[test]
+    fn vector_tag_compare_matches_scalar() {
+        use rand::{Rng, SeedableRng};
+        fn check<const W: usize>(rng: &mut rand::rngs::StdRng) {
+            for _ in 0..2000 {
+                let mut row = [0u32; W];
+                for t in row.iter_mut() {
+                    *t = [u32::MAX, 0, 1, 7, 0x8000_0000, rng.gen()][rng.gen_range(0..6)];
+                }
+                let tag = [0u32, 1, 7, 0x8000_0000, row[rng.gen_range(0..W)], rng.gen()][rng.gen_range(0..6)];
+                assert_eq!(u32::eq_mask_row(&row, tag), eq_mask_scalar(&row, tag), "{row:x?} {tag:#x}");
+                assert_eq!(find_way(&row, tag), row.iter().position(|&t| t == tag));
+            }
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        check::<1>(&mut rng);
+        check::<4>(&mut rng);
+        check::<8>(&mut rng);
+        check::<12>(&mut rng);
+        check::<16>(&mut rng);
+        check::<20>(&mut rng);
+        check::<32>(&mut rng);
     }
 
     #[test]
