@@ -194,6 +194,21 @@ impl Level {
 #[derive(Clone, Debug, Default)]
 struct SideLevels {
     levels: Vec<Level>,
+    /// Every structure of every level in lookup order: what a lookup walks
+    /// through, one step per structure, without nested loops.
+    probes: Vec<ProbeStep>,
+}
+
+/// One structure of a side's lookup order.
+#[derive(Copy, Clone, Debug)]
+struct ProbeStep {
+    tlb: u16,
+    /// 0-based level of the structure.
+    level: u8,
+    /// The last structure of its level: a hit anywhere in the level ends the lookup here.
+    ends_level: bool,
+    /// Latency the lookup adds on reaching this step (the level's, on its first structure).
+    latency: u32,
 }
 
 /// The last level-1 hit of one side. Repeating a hit on the entry that is
@@ -281,6 +296,14 @@ impl Mmu {
                 let mut level = Level { n: idx.len(), latency: idx.iter().map(|&i| tlbs[i].latency).max().unwrap_or(0), ..Level::default() };
                 for (k, &i) in idx.iter().enumerate() {
                     level.tlbs[k] = i as u16;
+                }
+                for (k, &i) in idx.iter().enumerate() {
+                    sl.probes.push(ProbeStep {
+                        tlb: i as u16,
+                        level: sl.levels.len() as u8,
+                        ends_level: k + 1 == idx.len(),
+                        latency: if k == 0 { level.latency } else { 0 },
+                    });
                 }
                 sl.levels.push(level);
             }
@@ -377,41 +400,38 @@ impl Mmu {
     }
 
     fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        let nlev = self.side(instr).levels.len();
         let mut latency = 0;
-        for li in 0..nlev {
-            let level = &self.side(instr).levels[li];
-            latency += level.latency;
-            let (ids, n) = (level.tlbs, level.n);
-            let mut found = None;
-            for &t in &ids[..n] {
-                let t = t as usize;
-                if let Some((slot, size)) = self.tlbs[t].lookup(va, asid) {
-                    found = Some((t, slot, size));
-                }
+        let mut found = None;
+        let side = if instr { &self.instr } else { &self.data };
+        for step in &side.probes {
+            latency += step.latency;
+            let t = step.tlb as usize;
+            if let Some((slot, size)) = self.tlbs[t].lookup(va, asid) {
+                found = Some((t, slot, size, step.level as usize));
             }
-            if let Some((t, slot, size)) = found {
-                let data = self.tlbs[t].table.data(slot);
-                if li > 0 {
-                    self.promote(instr, li, t, va, asid, size, data);
-                } else {
-                    self.memo[instr as usize] = Memo {
-                        valid: true,
-                        asid,
-                        vpn: va >> size.shift(),
-                        shift: size.shift(),
-                        latency,
-                        pending: 0,
-                        size,
-                        pfn_base: data >> 1,
-                        dirty: data & 1 == 1,
-                        hit: t,
-                    };
-                }
-                return Lookup::Hit { pfn_base: data >> 1, size, dirty: data & 1 == 1, level: li, latency };
+            if step.ends_level && found.is_some() {
+                break;
             }
         }
-        Lookup::Miss { latency }
+        let Some((t, slot, size, li)) = found else { return Lookup::Miss { latency } };
+        let data = self.tlbs[t].table.data(slot);
+        if li > 0 {
+            self.promote(instr, li, t, va, asid, size, data);
+        } else {
+            self.memo[instr as usize] = Memo {
+                valid: true,
+                asid,
+                vpn: va >> size.shift(),
+                shift: size.shift(),
+                latency,
+                pending: 0,
+                size,
+                pfn_base: data >> 1,
+                dirty: data & 1 == 1,
+                hit: t,
+            };
+        }
+        Lookup::Hit { pfn_base: data >> 1, size, dirty: data & 1 == 1, level: li, latency }
     }
 
     /// A hit at level `li > 0`: bring the entry to the levels above.
