@@ -141,7 +141,7 @@ impl Tlb {
 
     /// Install a translation; returns the evicted entry's (tag, payload).
     /// `absent`: the caller knows the tag just missed here (skips a set scan).
-    #[inline]
+    #[inline(always)]
     fn fill_tag(&mut self, t: u64, data: u64, absent: bool) -> Option<(u64, u64)> {
         self.stats.fills += 1;
         let set = self.set_of(tag_vpn(t));
@@ -457,6 +457,7 @@ impl Mmu {
     }
 
     /// Install a completed walk's translation.
+    #[inline(always)]
     pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool) {
         self.drop_memos();
         let t = tag(va >> size.shift(), size, asid);

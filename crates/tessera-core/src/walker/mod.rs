@@ -156,6 +156,7 @@ impl Walker {
     /// Walk the table rooted at frame `root` (host slot `root_slot`) for `va`.
     /// Returns what was found and the walk's cycles (0 when `timed` is false).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn walk(
         &mut self,
         va: u64,
