@@ -140,7 +140,7 @@ fn eq_mask_scalar<T: TagWord, const W: usize>(tags: &[T; W], tag: T) -> u32 {
 #[inline(always)]
 fn eq_mask_u32_sse2<const W: usize>(tags: &[u32; W], tag: u32) -> u32 {
     use core::arch::x86_64::*;
-    debug_assert!(W % 4 == 0 && W <= 32);
+    debug_assert!(W.is_multiple_of(4) && W <= 32);
     // SAFETY: SSE2 is always present on x86-64; every load reads four
     // in-bounds u32s (`k + 4 <= W`) and `loadu` has no alignment requirement.
     unsafe {
@@ -271,7 +271,7 @@ impl TagWord for u32 {
     #[inline(always)]
     fn eq_mask_row<const W: usize>(row: &[u32; W], tag: u32) -> u32 {
         #[cfg(target_arch = "x86_64")]
-        if W % 4 == 0 && W <= 32 {
+        if W.is_multiple_of(4) && W <= 32 {
             return eq_mask_u32_sse2(row, tag);
         }
         eq_mask_scalar(row, tag)
