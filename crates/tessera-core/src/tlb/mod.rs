@@ -296,8 +296,6 @@ impl Mmu {
                 let mut level = Level { n: idx.len(), latency: idx.iter().map(|&i| tlbs[i].latency).max().unwrap_or(0), ..Level::default() };
                 for (k, &i) in idx.iter().enumerate() {
                     level.tlbs[k] = i as u16;
-                }
-                for (k, &i) in idx.iter().enumerate() {
                     sl.probes.push(ProbeStep {
                         tlb: i as u16,
                         level: sl.levels.len() as u8,
