@@ -1,0 +1,69 @@
+//! How fast can an exact simulator of the `tlb_only` machine go on this host?
+//!
+//! `cargo run --release --example bound -- PATTERN ACCESSES [FOOTPRINT]` runs
+//! the same synthetic stream through `Machine` (preset `tlb_only`) and through
+//! `bound::model::Bound`, the same model hand specialised to that one
+//! configuration (see its module comment for what it leaves out), checks that
+//! every counter they share is equal, and prints both rates. The rates are
+//! interleaved (Machine, Bound, Machine, Bound) because the host's speed
+//! drifts; docs/performance.md explains what the bound means for the targets.
+//! A fourth argument `bound` runs the bound model alone (for profiling it).
+
+#[path = "bound/model.rs"]
+mod model;
+
+use std::time::Instant;
+use tessera_core::access::{AccessBatch, BATCH_LEN};
+use tessera_core::config::{load, ConfigSource};
+use tessera_core::machine::Machine;
+use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
+use tessera_core::stream::AccessSource;
+
+fn stream(pattern: Pattern, accesses: u64, footprint: u64) -> Synthetic {
+    Synthetic::new(SyntheticSpec::new(pattern, accesses, footprint, 1)).expect("stream")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let pattern = Pattern::parse(args.get(1).map(String::as_str).unwrap_or("uniform")).expect("pattern");
+    let accesses: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
+    let footprint: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(8 << 30);
+    if args.get(4).map(String::as_str) == Some("bound") {
+        let mut b = model::Bound::default();
+        let mut batch = AccessBatch::with_capacity(BATCH_LEN);
+        let mut src = stream(pattern, accesses, footprint);
+        let t = Instant::now();
+        while src.next_batch(&mut batch).expect("batch") {
+            b.feed(&batch);
+        }
+        println!("bound model alone: {:.1} M/s", accesses as f64 / t.elapsed().as_secs_f64() / 1e6);
+        return;
+    }
+    let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).expect("preset");
+    for round in 0..2 {
+        let mut m = Machine::build(&spec, 0).expect("machine");
+        let mut b = model::Bound::default();
+        let mut batch = AccessBatch::with_capacity(BATCH_LEN);
+        let mut src = stream(pattern, accesses, footprint);
+        let t = Instant::now();
+        while src.next_batch(&mut batch).expect("batch") {
+            m.feed(&batch).expect("feed");
+        }
+        let machine_s = t.elapsed().as_secs_f64();
+        let mut src = stream(pattern, accesses, footprint);
+        let t = Instant::now();
+        while src.next_batch(&mut batch).expect("batch") {
+            b.feed(&batch);
+        }
+        let bound_s = t.elapsed().as_secs_f64();
+        let stats = m.stats();
+        for (name, v) in b.counters() {
+            assert_eq!(stats.get(name), v, "counter {name}: Machine vs bound model");
+        }
+        println!(
+            "round {round}: {pattern} {accesses} accesses over {footprint} B: Machine {:.1} M/s, bound model {:.1} M/s (counters equal)",
+            accesses as f64 / machine_s / 1e6,
+            accesses as f64 / bound_s / 1e6
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! A lower bound on the work of the `tlb_only` machine: the same model, hand
+//! specialised to that one configuration, so its speed says how fast *any*
+//! exact simulator of that machine can go on this host.
+//!
+//! It models exactly what `Machine` does on the preset `tlb_only` for
+//! synthetic streams (one address space, 8-byte accesses that never cross a
+//! page, loads and stores): a 64-entry 4-way L1 DTLB for 4 KiB pages, a
+//! 32-entry 4-way L1 DTLB for 2 MiB pages that stays empty (its lookups and
+//! misses are counted), a 512-entry 4-way L2 TLB, exact LRU, a walk of a real
+//! 4-level x86-64 radix table whose 64-bit entries get their accessed and
+//! dirty bits set, first-touch faults that map a 4 KiB page and retry the
+//! walk, and a store to a clean cached translation setting the leaf's dirty
+//! bit and every cached copy's. What it leaves out is everything a general
+//! simulator needs and this machine does not: configurable structures, page
+//! sizes, replacement policies, fill policies, MMU caches, data caches,
+//! timing, several address spaces, a buddy allocator (frames come from a
+//! bump counter, which changes frame numbers but no counter), error handling.
+//!
+//! `Bound::counters` names its counters as `Machine::stats` does, and
+//! `tests/bound_model.rs` requires them to be equal on every standard stream.
+
+use tessera_core::access::{AccessBatch, AccessKind};
+
+const PRESENT: u64 = 1;
+const WRITABLE: u64 = 1 << 1;
+const USER: u64 = 1 << 2;
+const ACCESSED: u64 = 1 << 5;
+const DIRTY: u64 = 1 << 6;
+const ADDR_MASK: u64 = 0x000F_FFFF_FFFF_F000;
+const INVALID: u64 = u64::MAX;
+/// Accesses ahead whose leaf entry is host-prefetched (as in `Machine::feed`).
+const AHEAD: usize = 16;
+
+/// A 4-way set-associative TLB with exact LRU (one stamp per way).
+struct Tlb4 {
+    tags: Vec<[u64; 4]>,
+    pfns: Vec<[u64; 4]>,
+    stamps: Vec<[u64; 4]>,
+    clock: u64,
+    mask: u64,
+    lookups: u64,
+    hits: u64,
+    fills: u64,
+    evictions: u64,
+}
+
+impl Tlb4 {
+    fn new(sets: usize) -> Tlb4 {
+        Tlb4 {
+            tags: vec![[INVALID; 4]; sets],
+            pfns: vec![[0; 4]; sets],
+            stamps: vec![[0; 4]; sets],
+            clock: 0,
+            mask: sets as u64 - 1,
+            lookups: 0,
+            hits: 0,
+            fills: 0,
+            evictions: 0,
+        }
+    }
+
+    /// The payload (pfn << 1 | dirty) of `vpn`, touching its way.
+    #[inline(always)]
+    fn lookup(&mut self, vpn: u64) -> Option<u64> {
+        self.lookups += 1;
+        let s = (vpn & self.mask) as usize;
+        let t = &self.tags[s];
+        let m = (t[0] == vpn) as u32 | ((t[1] == vpn) as u32) << 1 | ((t[2] == vpn) as u32) << 2 | ((t[3] == vpn) as u32) << 3;
+        if m == 0 {
+            return None;
+        }
+        let w = m.trailing_zeros() as usize;
+        self.hits += 1;
+        self.clock += 1;
+        self.stamps[s][w] = self.clock;
+        Some(self.pfns[s][w])
+    }
+
+    /// Install `vpn`, which just missed here: the lowest invalid way, else the least recent.
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, payload: u64) {
+        self.fills += 1;
+        let s = (vpn & self.mask) as usize;
+        let t = &mut self.tags[s];
+        let st = &mut self.stamps[s];
+        let free = (t[0] == INVALID) as u32 | ((t[1] == INVALID) as u32) << 1 | ((t[2] == INVALID) as u32) << 2 | ((t[3] == INVALID) as u32) << 3;
+        let w = if free != 0 {
+            free.trailing_zeros() as usize
+        } else {
+            self.evictions += 1;
+            let (a, b) = (if st[1] < st[0] { 1 } else { 0 }, if st[3] < st[2] { 3 } else { 2 });
+            if st[b] < st[a] { b } else { a }
+        };
+        self.clock += 1;
+        st[w] = self.clock;
+        t[w] = vpn;
+        self.pfns[s][w] = payload;
+    }
+
+    /// Set the dirty bit of `vpn`'s entry, if present (no replacement change).
+    fn mark_dirty(&mut self, vpn: u64) {
+        let s = (vpn & self.mask) as usize;
+        if let Some(w) = self.tags[s].iter().position(|&t| t == vpn) {
+            self.pfns[s][w] |= 1;
+        }
+    }
+}
+
+/// The machine: TLBs, page-table nodes (4 KiB of entries plus, for non-leaf
+/// nodes, the index of each entry's child node), counters.
+pub struct Bound {
+    l1: Tlb4,
+    l1_2m_lookups: u64,
+    l2: Tlb4,
+    nodes: Vec<Box<[u64; 512]>>,
+    /// Per node, the node index each entry points to (non-leaf nodes only).
+    links: Vec<Box<[u32; 512]>>,
+    /// Frame number of each node.
+    node_pfn: Vec<u64>,
+    next_pfn: u64,
+    walks: u64,
+    faulting_walks: u64,
+    refs: u64,
+    accessed_updates: u64,
+    dirty_updates: u64,
+    faults: u64,
+    instructions: u64,
+    loads: u64,
+    stores: u64,
+}
+
+impl Default for Bound {
+    fn default() -> Self {
+        let mut b = Bound {
+            l1: Tlb4::new(16),
+            l1_2m_lookups: 0,
+            l2: Tlb4::new(128),
+            nodes: Vec::new(),
+            links: Vec::new(),
+            node_pfn: Vec::new(),
+            next_pfn: 1,
+            walks: 0,
+            faulting_walks: 0,
+            refs: 0,
+            accessed_updates: 0,
+            dirty_updates: 0,
+            faults: 0,
+            instructions: 0,
+            loads: 0,
+            stores: 0,
+        };
+        b.new_node();
+        b
+    }
+}
+
+impl Bound {
+    fn new_node(&mut self) -> u32 {
+        self.nodes.push(Box::new([0; 512]));
+        self.links.push(Box::new([0; 512]));
+        self.node_pfn.push(self.next_pfn);
+        self.next_pfn += 1;
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Simulate one batch (loads and stores of ASID 0 that do not cross a page).
+    pub fn feed(&mut self, batch: &AccessBatch) {
+        let n = batch.len();
+        let (vaddrs, kinds, gaps) = (&batch.vaddr[..n], &batch.kind[..n], &batch.ins_gap[..n]);
+        for i in 0..n {
+            if i + AHEAD < n {
+                self.prefetch_leaf(vaddrs[i + AHEAD]);
+            }
+            self.instructions += gaps[i] as u64;
+            let write = kinds[i] == AccessKind::Store;
+            self.stores += write as u64;
+            self.loads += !write as u64;
+            self.access(vaddrs[i], write);
+        }
+    }
+
+    /// Host-prefetch the leaf entry a walk for `va` would read (its upper
+    /// nodes are few and stay in the host's caches), as `Machine` does.
+    #[inline(always)]
+    fn prefetch_leaf(&self, va: u64) {
+        let mut node = 0usize;
+        for level in (2..=4).rev() {
+            let idx = ((va >> (3 + 9 * level)) & 511) as usize;
+            if self.nodes[node][idx] & PRESENT == 0 {
+                return;
+            }
+            node = self.links[node][idx] as usize;
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch never faults; the address is inside the node.
+        unsafe {
+            let p = self.nodes[node].as_ptr().add(((va >> 12) & 511) as usize);
+            core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0);
+        }
+    }
+
+    #[inline(always)]
+    fn access(&mut self, va: u64, write: bool) {
+        let vpn = va >> 12;
+        self.l1_2m_lookups += 1;
+        let payload = match self.l1.lookup(vpn) {
+            Some(p) => p,
+            None => match self.l2.lookup(vpn) {
+                Some(p) => {
+                    self.l1.fill(vpn, p);
+                    p
+                }
+                None => {
+                    let p = self.walk(va, write);
+                    self.l2.fill(vpn, p);
+                    self.l1.fill(vpn, p);
+                    p
+                }
+            },
+        };
+        if write && payload & 1 == 0 {
+            self.set_dirty(va);
+        }
+    }
+
+    /// Walk (mapping the page on a first touch and walking again); returns the TLB payload.
+    #[inline(always)]
+    fn walk(&mut self, va: u64, write: bool) -> u64 {
+        loop {
+            let mut node = 0usize;
+            let mut level = 4u32;
+            loop {
+                let idx = ((va >> (3 + 9 * level)) & 511) as usize;
+                self.refs += 1;
+                let e = &mut self.nodes[node][idx];
+                let raw = *e;
+                if raw & PRESENT == 0 {
+                    self.faulting_walks += 1;
+                    self.fault(va, node, level);
+                    break;
+                }
+                let mut new = raw | ACCESSED;
+                if level == 1 && write {
+                    new |= DIRTY;
+                }
+                if new != raw {
+                    self.accessed_updates += (raw & ACCESSED == 0) as u64;
+                    self.dirty_updates += (new & DIRTY != raw & DIRTY) as u64;
+                    *e = new;
+                }
+                if level == 1 {
+                    self.walks += 1;
+                    return (raw & ADDR_MASK) >> 11 | (new & DIRTY != 0) as u64;
+                }
+                node = self.links[node][idx] as usize;
+                level -= 1;
+            }
+        }
+    }
+
+    /// First touch: build the missing nodes below `level` and map a 4 KiB frame.
+    #[cold]
+    fn fault(&mut self, va: u64, mut node: usize, mut level: u32) {
+        self.faults += 1;
+        while level > 1 {
+            let idx = ((va >> (3 + 9 * level)) & 511) as usize;
+            let child = self.new_node();
+            self.nodes[node][idx] = self.node_pfn[child as usize] << 12 | PRESENT | WRITABLE | USER;
+            self.links[node][idx] = child;
+            node = child as usize;
+            level -= 1;
+        }
+        let idx = ((va >> 12) & 511) as usize;
+        self.nodes[node][idx] = self.next_pfn << 12 | PRESENT | WRITABLE | USER;
+        self.next_pfn += 1;
+    }
+
+    /// A store to a clean cached translation: set the leaf's D bit, and every cached copy's.
+    #[cold]
+    fn set_dirty(&mut self, va: u64) {
+        let mut node = 0usize;
+        for level in (2..=4).rev() {
+            node = self.links[node][((va >> (3 + 9 * level)) & 511) as usize] as usize;
+        }
+        let e = &mut self.nodes[node][((va >> 12) & 511) as usize];
+        if *e & DIRTY == 0 {
+            *e |= DIRTY;
+            self.dirty_updates += 1;
+        }
+        self.l1.mark_dirty(va >> 12);
+        self.l2.mark_dirty(va >> 12);
+    }
+
+    /// Counters under the names `Machine::stats` gives them.
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        let accesses = self.loads + self.stores;
+        vec![
+            ("core.instructions", self.instructions),
+            ("core.loads", self.loads),
+            ("core.stores", self.stores),
+            ("mmu.l1_dtlb_4k.lookups", self.l1.lookups),
+            ("mmu.l1_dtlb_4k.hits", self.l1.hits),
+            ("mmu.l1_dtlb_4k.misses", self.l1.lookups - self.l1.hits),
+            ("mmu.l1_dtlb_4k.fills", self.l1.fills),
+            ("mmu.l1_dtlb_4k.evictions", self.l1.evictions),
+            ("mmu.l1_dtlb_2m.lookups", self.l1_2m_lookups),
+            ("mmu.l1_dtlb_2m.misses", self.l1_2m_lookups),
+            ("mmu.l2_tlb.lookups", self.l2.lookups),
+            ("mmu.l2_tlb.hits", self.l2.hits),
+            ("mmu.l2_tlb.misses", self.l2.lookups - self.l2.hits),
+            ("mmu.l2_tlb.fills", self.l2.fills),
+            ("mmu.l2_tlb.evictions", self.l2.evictions),
+            ("walker.walks", self.walks),
+            ("walker.faulting_walks", self.faulting_walks),
+            ("walker.refs_total", self.refs),
+            ("walker.refs_dram", self.refs),
+            ("walker.accessed_updates", self.accessed_updates),
+            ("walker.dirty_updates", self.dirty_updates),
+            ("os.faults", self.faults),
+            ("os.pages_4k", self.faults),
+            ("cache.dram.data_accesses", accesses),
+        ]
+    }
+}

@@ -1,0 +1,42 @@
+//! The bound model of `examples/bound` (the `tlb_only` machine hand
+//! specialised, whose speed docs/performance.md quotes as the ceiling for
+//! any exact simulator of that machine on the development host) must
+//! simulate the same machine: every counter it keeps equals `Machine`'s on
+//! the standard streams.
+
+#[path = "../examples/bound/model.rs"]
+#[allow(dead_code)]
+mod model;
+
+use tessera_core::access::{AccessBatch, BATCH_LEN};
+use tessera_core::config::{load, ConfigSource};
+use tessera_core::machine::Machine;
+use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
+use tessera_core::stream::AccessSource;
+
+#[test]
+fn bound_model_counts_what_the_tlb_only_machine_counts() {
+    let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).unwrap();
+    for pattern in [Pattern::Uniform, Pattern::Sequential, Pattern::HotCold] {
+        // 64 MiB: 16,384 pages, many more than the TLBs hold, each touched
+        // several times, so faults, walks, L2 hits, evictions and dirty-bit
+        // updates on TLB hits all occur.
+        let mut src = Synthetic::new(SyntheticSpec::new(pattern, 300_000, 64 << 20, 5)).unwrap();
+        let mut m = Machine::build(&spec, 0).unwrap();
+        let mut b = model::Bound::default();
+        let mut batch = AccessBatch::with_capacity(BATCH_LEN);
+        while src.next_batch(&mut batch).unwrap() {
+            m.feed(&batch).unwrap();
+            b.feed(&batch);
+        }
+        let stats = m.stats();
+        for (name, v) in b.counters() {
+            assert_eq!(stats.get(name), v, "{pattern}: counter {name}");
+        }
+        // A sequential pass never comes back to a page the L2 TLB still holds.
+        let l2_hits = if pattern == Pattern::Sequential { None } else { Some("mmu.l2_tlb.hits") };
+        for name in ["mmu.l1_dtlb_4k.evictions", "walker.dirty_updates", "os.faults"].into_iter().chain(l2_hits) {
+            assert!(stats.get(name) > 0, "{pattern}: {name} never happened, so it was not compared");
+        }
+    }
+}
