@@ -31,27 +31,27 @@ const INVALID: u64 = u64::MAX;
 /// Accesses ahead whose leaf entry is host-prefetched (as in `Machine::feed`).
 const AHEAD: usize = 16;
 
-/// A 4-way set-associative TLB with exact LRU (one stamp per way).
-struct Tlb4 {
-    tags: Vec<[u64; 4]>,
-    pfns: Vec<[u64; 4]>,
-    stamps: Vec<[u64; 4]>,
+/// A 4-way set-associative TLB of `SETS` sets with exact LRU: one stamp per
+/// way, 0 for an invalid way (the clock starts at 1), so the least stamp is
+/// the lowest invalid way if there is one, else the least recent.
+struct Tlb4<const SETS: usize> {
+    tags: Box<[[u64; 4]; SETS]>,
+    pfns: Box<[[u64; 4]; SETS]>,
+    stamps: Box<[[u64; 4]; SETS]>,
     clock: u64,
-    mask: u64,
     lookups: u64,
     hits: u64,
     fills: u64,
     evictions: u64,
 }
 
-impl Tlb4 {
-    fn new(sets: usize) -> Tlb4 {
+impl<const SETS: usize> Tlb4<SETS> {
+    fn new() -> Self {
         Tlb4 {
-            tags: vec![[INVALID; 4]; sets],
-            pfns: vec![[0; 4]; sets],
-            stamps: vec![[0; 4]; sets],
+            tags: Box::new([[INVALID; 4]; SETS]),
+            pfns: Box::new([[0; 4]; SETS]),
+            stamps: Box::new([[0; 4]; SETS]),
             clock: 0,
-            mask: sets as u64 - 1,
             lookups: 0,
             hits: 0,
             fills: 0,
@@ -63,13 +63,13 @@ impl Tlb4 {
     #[inline(always)]
     fn lookup(&mut self, vpn: u64) -> Option<u64> {
         self.lookups += 1;
-        let s = (vpn & self.mask) as usize;
+        let s = vpn as usize & (SETS - 1);
         let t = &self.tags[s];
         let m = (t[0] == vpn) as u32 | ((t[1] == vpn) as u32) << 1 | ((t[2] == vpn) as u32) << 2 | ((t[3] == vpn) as u32) << 3;
         if m == 0 {
             return None;
         }
-        let w = m.trailing_zeros() as usize;
+        let w = m.trailing_zeros() as usize & 3;
         self.hits += 1;
         self.clock += 1;
         self.stamps[s][w] = self.clock;
@@ -80,26 +80,20 @@ impl Tlb4 {
     #[inline(always)]
     fn fill(&mut self, vpn: u64, payload: u64) {
         self.fills += 1;
-        let s = (vpn & self.mask) as usize;
-        let t = &mut self.tags[s];
+        let s = vpn as usize & (SETS - 1);
         let st = &mut self.stamps[s];
-        let free = (t[0] == INVALID) as u32 | ((t[1] == INVALID) as u32) << 1 | ((t[2] == INVALID) as u32) << 2 | ((t[3] == INVALID) as u32) << 3;
-        let w = if free != 0 {
-            free.trailing_zeros() as usize
-        } else {
-            self.evictions += 1;
-            let (a, b) = (if st[1] < st[0] { 1 } else { 0 }, if st[3] < st[2] { 3 } else { 2 });
-            if st[b] < st[a] { b } else { a }
-        };
+        let (a, b) = (if st[1] < st[0] { 1 } else { 0 }, if st[3] < st[2] { 3 } else { 2 });
+        let w = if st[b] < st[a] { b } else { a };
+        self.evictions += (st[w] != 0) as u64;
         self.clock += 1;
         st[w] = self.clock;
-        t[w] = vpn;
+        self.tags[s][w] = vpn;
         self.pfns[s][w] = payload;
     }
 
     /// Set the dirty bit of `vpn`'s entry, if present (no replacement change).
     fn mark_dirty(&mut self, vpn: u64) {
-        let s = (vpn & self.mask) as usize;
+        let s = vpn as usize & (SETS - 1);
         if let Some(w) = self.tags[s].iter().position(|&t| t == vpn) {
             self.pfns[s][w] |= 1;
         }
@@ -109,9 +103,9 @@ impl Tlb4 {
 /// The machine: TLBs, page-table nodes (4 KiB of entries plus, for non-leaf
 /// nodes, the index of each entry's child node), counters.
 pub struct Bound {
-    l1: Tlb4,
+    l1: Tlb4<16>,
     l1_2m_lookups: u64,
-    l2: Tlb4,
+    l2: Tlb4<128>,
     nodes: Vec<Box<[u64; 512]>>,
     /// Per node, the node index each entry points to (non-leaf nodes only).
     links: Vec<Box<[u32; 512]>>,
@@ -132,9 +126,9 @@ pub struct Bound {
 impl Default for Bound {
     fn default() -> Self {
         let mut b = Bound {
-            l1: Tlb4::new(16),
+            l1: Tlb4::new(),
             l1_2m_lookups: 0,
-            l2: Tlb4::new(128),
+            l2: Tlb4::new(),
             nodes: Vec::new(),
             links: Vec::new(),
             node_pfn: Vec::new(),
@@ -155,6 +149,21 @@ impl Default for Bound {
 }
 
 impl Bound {
+    /// Node `i`, which a link or the root names, so it exists.
+    #[inline(always)]
+    fn node(&mut self, i: usize) -> &mut [u64; 512] {
+        debug_assert!(i < self.nodes.len());
+        // SAFETY: links and the root only name nodes that were pushed.
+        unsafe { self.nodes.get_unchecked_mut(i) }
+    }
+
+    #[inline(always)]
+    fn link(&self, i: usize, idx: usize) -> usize {
+        debug_assert!(i < self.links.len());
+        // SAFETY: as for `node`.
+        unsafe { self.links.get_unchecked(i)[idx] as usize }
+    }
+
     fn new_node(&mut self) -> u32 {
         self.nodes.push(Box::new([0; 512]));
         self.links.push(Box::new([0; 512]));
@@ -186,15 +195,16 @@ impl Bound {
         let mut node = 0usize;
         for level in (2..=4).rev() {
             let idx = ((va >> (3 + 9 * level)) & 511) as usize;
-            if self.nodes[node][idx] & PRESENT == 0 {
+            // SAFETY: as for `node`.
+            if unsafe { self.nodes.get_unchecked(node) }[idx] & PRESENT == 0 {
                 return;
             }
-            node = self.links[node][idx] as usize;
+            node = self.link(node, idx);
         }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: prefetch never faults; the address is inside the node.
         unsafe {
-            let p = self.nodes[node].as_ptr().add(((va >> 12) & 511) as usize);
+            let p = self.nodes.get_unchecked(node).as_ptr().add(((va >> 12) & 511) as usize);
             core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0);
         }
     }
@@ -232,8 +242,7 @@ impl Bound {
             loop {
                 let idx = ((va >> (3 + 9 * level)) & 511) as usize;
                 self.refs += 1;
-                let e = &mut self.nodes[node][idx];
-                let raw = *e;
+                let raw = self.node(node)[idx];
                 if raw & PRESENT == 0 {
                     self.faulting_walks += 1;
                     self.fault(va, node, level);
@@ -246,13 +255,13 @@ impl Bound {
                 if new != raw {
                     self.accessed_updates += (raw & ACCESSED == 0) as u64;
                     self.dirty_updates += (new & DIRTY != raw & DIRTY) as u64;
-                    *e = new;
+                    self.node(node)[idx] = new;
                 }
                 if level == 1 {
                     self.walks += 1;
                     return (raw & ADDR_MASK) >> 11 | (new & DIRTY != 0) as u64;
                 }
-                node = self.links[node][idx] as usize;
+                node = self.link(node, idx);
                 level -= 1;
             }
         }
