@@ -106,9 +106,9 @@ pub struct Bound {
     l1: Tlb4<16>,
     l1_2m_lookups: u64,
     l2: Tlb4<128>,
-    nodes: Vec<Box<[u64; 512]>>,
+    nodes: Vec<[u64; 512]>,
     /// Per node, the node index each entry points to (non-leaf nodes only).
-    links: Vec<Box<[u32; 512]>>,
+    links: Vec<[u32; 512]>,
     /// Frame number of each node.
     node_pfn: Vec<u64>,
     next_pfn: u64,
@@ -165,8 +165,8 @@ impl Bound {
     }
 
     fn new_node(&mut self) -> u32 {
-        self.nodes.push(Box::new([0; 512]));
-        self.links.push(Box::new([0; 512]));
+        self.nodes.push([0; 512]);
+        self.links.push([0; 512]);
         self.node_pfn.push(self.next_pfn);
         self.next_pfn += 1;
         (self.nodes.len() - 1) as u32
