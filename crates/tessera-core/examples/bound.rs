@@ -29,7 +29,7 @@ fn main() {
     let accesses: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
     let footprint: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(8 << 30);
     if args.get(4).map(String::as_str) == Some("bound") {
-        let mut b = model::Bound::default();
+        let mut b = model::Bound::new(footprint);
         let mut batch = AccessBatch::with_capacity(BATCH_LEN);
         let mut src = stream(pattern, accesses, footprint);
         let t = Instant::now();
@@ -42,7 +42,7 @@ fn main() {
     let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).expect("preset");
     for round in 0..2 {
         let mut m = Machine::build(&spec, 0).expect("machine");
-        let mut b = model::Bound::default();
+        let mut b = model::Bound::new(footprint);
         let mut batch = AccessBatch::with_capacity(BATCH_LEN);
         let mut src = stream(pattern, accesses, footprint);
         let t = Instant::now();

@@ -23,7 +23,7 @@ fn bound_model_counts_what_the_tlb_only_machine_counts() {
         // updates on TLB hits all occur.
         let mut src = Synthetic::new(SyntheticSpec::new(pattern, 300_000, 64 << 20, 5)).unwrap();
         let mut m = Machine::build(&spec, 0).unwrap();
-        let mut b = model::Bound::default();
+        let mut b = model::Bound::new(64 << 20);
         let mut batch = AccessBatch::with_capacity(BATCH_LEN);
         while src.next_batch(&mut batch).unwrap() {
             m.feed(&batch).unwrap();

@@ -123,14 +123,29 @@ pub struct Bound {
     stores: u64,
 }
 
-impl Default for Bound {
-    fn default() -> Self {
+/// Reserve room for `n` elements and advise the host to back it with huge
+/// pages (as `Machine`'s node arenas are), so walks do not wait on host TLB misses.
+fn reserved<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the range is the vector's own allocation; the advice is a hint.
+    unsafe {
+        libc::madvise(v.as_ptr() as *mut libc::c_void, n * std::mem::size_of::<T>(), libc::MADV_HUGEPAGE);
+    }
+    v
+}
+
+impl Bound {
+    /// A machine whose page-table storage is reserved up front for `footprint` bytes.
+    pub fn new(footprint: u64) -> Self {
+        // One leaf node per 2 MiB, one level-2 node per 1 GiB, the root and spares.
+        let n = (footprint >> 21) as usize + (footprint >> 30) as usize + 16;
         let mut b = Bound {
             l1: Tlb4::new(),
             l1_2m_lookups: 0,
             l2: Tlb4::new(),
-            nodes: Vec::new(),
-            links: Vec::new(),
+            nodes: reserved(n),
+            links: reserved(n),
             node_pfn: Vec::new(),
             next_pfn: 1,
             walks: 0,
