@@ -47,7 +47,7 @@ use crate::replacement::{AnyReplacement, Geometry};
 use crate::rng::sub_seed;
 use crate::stat_group;
 use crate::stats::{visit_prefixed, StatVisitor};
-use crate::table::SetAssoc;
+use crate::table::{Access, SetAssoc};
 
 stat_group! {
     /// Counters of one cache level (`cache.<level>.*`).
@@ -131,6 +131,36 @@ impl Level {
         s.walk_misses += w & m;
         s.hits += h;
         s.misses += m;
+    }
+
+    /// A demand reference to `paddr`'s line: a hit (true) clears the line's
+    /// prefetched flag (counting a useful prefetch) and, for a write
+    /// performed here (`dirty`), sets its dirty flag; a miss installs the line
+    /// (dirty if `dirty`) and counts any eviction. Counts the hit or miss.
+    #[inline(always)]
+    fn demand(&mut self, paddr: u64, dirty: bool, source: Source) -> bool {
+        let (set, tag) = self.locate(paddr);
+        let flags = if dirty { DIRTY } else { 0 };
+        let hit = match self.table.access(set, tag, flags) {
+            Access::Hit(slot) => {
+                let d = self.table.data_mut(slot);
+                if *d & PREFETCHED != 0 {
+                    *d &= !PREFETCHED;
+                    self.stats.useful_prefetches += 1;
+                }
+                *d |= flags;
+                true
+            }
+            Access::Filled(evicted) => {
+                if let Some((_, old)) = evicted {
+                    self.stats.evictions += 1;
+                    self.stats.writebacks += (old & DIRTY != 0) as u64;
+                }
+                false
+            }
+        };
+        self.count(source, hit);
+        hit
     }
 
     /// Install `paddr`'s line, which this level does not hold (it just
@@ -282,33 +312,31 @@ impl CacheHierarchy {
     /// [`Self::access`] with `start < num_levels()`.
     #[inline]
     fn access_levels(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
-        // Fast path: a hit in the entry level when that level has no prefetcher
-        // (the common case). Nothing else changes, so return at once.
+        // Fast path: the entry level without a prefetcher (the common case)
+        // is looked up, and filled on a miss, here; a hit changes nothing else.
         if let Some(lvl) = self.levels.get_mut(start) {
             if !lvl.prefetching {
-                let (set, tag) = lvl.locate(paddr);
-                if let Some(slot) = lvl.table.lookup(set, tag) {
-                    if is_write {
-                        *lvl.table.data_mut(slot) |= DIRTY;
-                    }
-                    lvl.count(source, true);
-                    return Served { level: start as u8, latency: lvl.latency };
-                }
-                return self.access_below(paddr, is_write, start, source, true);
+                return match lvl.demand(paddr, is_write, source) {
+                    true => Served { level: start as u8, latency: lvl.latency },
+                    false => self.access_below(paddr, is_write, start, start + 1, source),
+                };
             }
         }
-        self.access_below(paddr, is_write, start, source, false)
+        self.access_below(paddr, is_write, start, start, source)
     }
 
-    /// The general path. `start_missed`: the entry level (which has no
-    /// prefetcher) was already looked up by [`Self::access`] and missed.
+    /// The general path: levels `from..` (`from > start` when the entry
+    /// level, which has no prefetcher, already missed and was filled).
+    /// Each level that misses installs the line at once: levels never
+    /// interact (non-inclusive), so that is the same as filling them after
+    /// the server is found, and saves locating each line twice.
     #[inline(never)]
-    fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, source: Source, start_missed: bool) -> Served {
+    fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, from: usize, source: Source) -> Served {
         let n = self.levels.len();
-        let start = start.min(n);
+        let from = from.min(n);
         // The lower levels are large tables read at random: start their host
         // cache misses together rather than one level after the other.
-        for lvl in &mut self.levels[start..] {
+        for lvl in &mut self.levels[from..] {
             if lvl.host_prefetch {
                 let set = lvl.locate(paddr).0;
                 if set.wrapping_sub(lvl.last_row) > 1 {
@@ -319,28 +347,12 @@ impl CacheHierarchy {
         }
         let mut served = n;
         let mut any_prefetch = false;
-        for i in start..n {
+        for i in from..n {
             let lvl = &mut self.levels[i];
-            let (set, tag) = lvl.locate(paddr);
-            let found = if start_missed && i == start { None } else { lvl.table.lookup(set, tag) };
-            let hit = match found {
-                Some(slot) => {
-                    let d = lvl.table.data_mut(slot);
-                    if *d & PREFETCHED != 0 {
-                        *d &= !PREFETCHED;
-                        lvl.stats.useful_prefetches += 1;
-                    }
-                    if is_write && i == start {
-                        *d |= DIRTY;
-                    }
-                    true
-                }
-                None => false,
-            };
-            lvl.count(source, hit);
+            let hit = lvl.demand(paddr, is_write && i == start, source);
             if lvl.prefetching {
                 lvl.buf.clear();
-                lvl.prefetcher.on_access((tag as u64) << lvl.line_shift, hit, &mut lvl.buf);
+                lvl.prefetcher.on_access(paddr >> lvl.line_shift << lvl.line_shift, hit, &mut lvl.buf);
                 any_prefetch |= lvl.buf.len != 0;
             }
             if hit {
@@ -354,15 +366,10 @@ impl CacheHierarchy {
                 Source::Walk => self.dram.walk_accesses += 1,
             }
         }
-        for i in start..served {
-            let flags = if is_write && i == start { DIRTY } else { 0 };
-            // Level i missed this line above and nothing has filled it since.
-            self.levels[i].fill_absent(paddr, flags);
-        }
         if any_prefetch {
-            // Levels start..=served (or ..n) saw the access; the rest have empty buffers.
+            // Levels from..=served (or ..n) saw the access; the rest have empty buffers.
             let end = (served + 1).min(n);
-            for lvl in &mut self.levels[start..end] {
+            for lvl in &mut self.levels[from..end] {
                 if lvl.buf.len != 0 {
                     lvl.issue_prefetches(paddr >> PAGE_SHIFT);
                 }

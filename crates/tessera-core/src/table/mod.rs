@@ -2,7 +2,7 @@
 pub mod set_assoc;
 #[cfg(test)]
 pub mod reference;
-pub use set_assoc::SetAssoc;
+pub use set_assoc::{Access, SetAssoc};
 
 /// Ask the host CPU to bring the cache line holding `r` into its caches. A
 /// performance hint only: it never changes any state.

@@ -154,7 +154,7 @@ mod tests {
     use super::*;
     use crate::registry::MechanismSpec;
     use crate::replacement::{AnyReplacement, Geometry};
-    use crate::table::set_assoc::INVALID;
+    use crate::table::set_assoc::{Access, INVALID};
     use crate::table::SetAssoc;
     use proptest::prelude::*;
 
@@ -164,6 +164,8 @@ mod tests {
     enum Op {
         Lookup(u64),
         Insert(u64, u64),
+        /// `SetAssoc::access`: a lookup, then on a miss an insert.
+        Access(u64, u64),
         Invalidate(u64),
         /// Remove entries whose data is divisible by the given modulus.
         InvalidateWhere(u64),
@@ -174,6 +176,7 @@ mod tests {
         prop_oneof![
             400 => (0..pool).prop_map(Op::Lookup),
             500 => (0..pool, 0..1000u64).prop_map(|(t, d)| Op::Insert(t, d)),
+            300 => (0..pool, 0..1000u64).prop_map(|(t, d)| Op::Access(t, d)),
             60 => (0..pool).prop_map(Op::Invalidate),
             5 => (2..7u64).prop_map(Op::InvalidateWhere),
             2 => Just(Op::Flush),
@@ -201,6 +204,13 @@ mod tests {
             match *o {
                 Op::Lookup(t) => prop_assert_eq!(f.lookup(set_of(t), t), r.lookup(set_of(t), t), "op {} {:?}", i, o),
                 Op::Insert(t, d) => prop_assert_eq!(f.insert(set_of(t), t, d), r.insert(set_of(t), t, d), "op {} {:?}", i, o),
+                Op::Access(t, d) => {
+                    let want = match r.lookup(set_of(t), t) {
+                        Some(slot) => Access::Hit(slot),
+                        None => Access::Filled(r.insert(set_of(t), t, d)),
+                    };
+                    prop_assert_eq!(f.access(set_of(t), t, d), want, "op {} {:?}", i, o)
+                }
                 Op::Invalidate(t) => prop_assert_eq!(f.invalidate(set_of(t), t), r.invalidate(set_of(t), t), "op {} {:?}", i, o),
                 Op::InvalidateWhere(m) => {
                     prop_assert_eq!(f.invalidate_where(|_, d| d % m == 0), r.invalidate_where(|_, d| d % m == 0), "op {} {:?}", i, o)

@@ -278,6 +278,15 @@ impl TagWord for u32 {
     }
 }
 
+/// What [`SetAssoc::access`] did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Access<T, D> {
+    /// The tag was present in this slot (replacement state touched).
+    Hit(usize),
+    /// The tag was absent and is now installed; a valid entry it replaced.
+    Filled(Option<(T, D)>),
+}
+
 #[derive(Clone, Debug)]
 pub struct SetAssoc<D: Payload = u64, T: TagWord = u64> {
     sets: u32,
@@ -418,6 +427,32 @@ impl<D: Payload, T: TagWord> SetAssoc<D, T> {
         let slot = self.find_any(set, tag)?;
         self.repl.on_hit(set, (slot - set as usize * self.ways as usize) as u32);
         Some(slot)
+    }
+
+    /// Look `tag` up in `set` and, on a miss, install it with `data` at
+    /// once: the same as [`Self::lookup`] followed on a miss by
+    /// [`Self::insert_after_miss`], with one associativity dispatch and one
+    /// row computation. A cache level that missed fills the line whatever the
+    /// levels below it hold, so its owner need not wait for them.
+    #[inline(always)]
+    pub fn access(&mut self, set: u32, tag: T, data: D) -> Access<T, D> {
+        by_shape!(self, W => self.access_n::<W>(set, tag, data), self.access_any(set, tag, data))
+    }
+
+    #[inline(always)]
+    fn access_n<const W: usize>(&mut self, set: u32, tag: T, data: D) -> Access<T, D> {
+        match self.lookup_n::<W>(set, tag) {
+            Some(slot) => Access::Hit(slot),
+            None => Access::Filled(self.insert_n::<W, true>(set, tag, data)),
+        }
+    }
+
+    #[inline]
+    fn access_any(&mut self, set: u32, tag: T, data: D) -> Access<T, D> {
+        match self.lookup_any(set, tag) {
+            Some(slot) => Access::Hit(slot),
+            None => Access::Filled(self.insert_any::<true>(set, tag, data)),
+        }
     }
 
     /// Look up without touching replacement state.
