@@ -106,6 +106,9 @@ struct Level {
     /// prefetchers already follow a run of consecutive sets.
     last_row: u32,
     buf: PrefetchBuf,
+    /// Demand references by `[data miss, data hit, walk miss, walk hit]`.
+    demand: [u64; 4],
+    /// Every other counter (its demand hits and misses stay zero; see [`Level::stats`]).
     stats: LevelStats,
 }
 
@@ -119,18 +122,26 @@ impl Level {
         ((line & self.set_mask) as u32, line as u32)
     }
 
-    /// Branch-free: hit/miss is the one unpredictable outcome per level.
+    /// One counter per (source, outcome): hit/miss is the one unpredictable
+    /// outcome per level, so counting is one indexed add; the per-source and
+    /// total hits and misses are summed when read ([`Level::stats`]).
     #[inline(always)]
     fn count(&mut self, source: Source, hit: bool) {
-        let s = &mut self.stats;
-        let (h, m) = (hit as u64, !hit as u64);
-        let (d, w) = ((source == Source::Data) as u64, (source == Source::Walk) as u64);
-        s.data_hits += d & h;
-        s.data_misses += d & m;
-        s.walk_hits += w & h;
-        s.walk_misses += w & m;
-        s.hits += h;
-        s.misses += m;
+        self.demand[((source == Source::Walk) as usize) << 1 | hit as usize] += 1;
+    }
+
+    /// This level's counters, the demand hits and misses filled in.
+    fn stats(&self) -> LevelStats {
+        let [data_misses, data_hits, walk_misses, walk_hits] = self.demand;
+        LevelStats {
+            data_hits,
+            data_misses,
+            walk_hits,
+            walk_misses,
+            hits: data_hits + walk_hits,
+            misses: data_misses + walk_misses,
+            ..self.stats.clone()
+        }
     }
 
     /// A demand reference to `paddr`'s line: a hit (true) clears the line's
@@ -260,6 +271,7 @@ impl CacheHierarchy {
                 host_prefetch: lines as usize * HOST_BYTES_PER_LINE >= HOST_PREFETCH_MIN_BYTES,
                 last_row: 0,
                 buf: PrefetchBuf::default(),
+                demand: [0; 4],
                 stats: LevelStats::default(),
             });
         }
@@ -387,8 +399,8 @@ impl CacheHierarchy {
     }
 
     /// Counters of level `i`.
-    pub fn level_stats(&self, i: usize) -> &LevelStats {
-        &self.levels[i].stats
+    pub fn level_stats(&self, i: usize) -> LevelStats {
+        self.levels[i].stats()
     }
 
     pub fn dram_stats(&self) -> &DramStats {
@@ -398,7 +410,7 @@ impl CacheHierarchy {
     /// Stats under `cache.<level>.*` and `cache.dram.*` (caller adds the `cache.` prefix).
     pub fn visit(&self, v: &mut dyn StatVisitor) {
         for l in &self.levels {
-            visit_prefixed(l.name, &l.stats, v);
+            visit_prefixed(l.name, &l.stats(), v);
         }
         visit_prefixed("dram", &self.dram, v);
     }
@@ -485,7 +497,7 @@ mod tests {
         let mut c = build(&spec3());
         assert_eq!(c.access(0x100, false, 1, W).level, 3);
         assert!(!c.holds(0, 0x100) && c.holds(1, 0x100) && c.holds(2, 0x100));
-        assert_eq!(c.level_stats(0), &LevelStats::default());
+        assert_eq!(c.level_stats(0), LevelStats::default());
         assert_eq!(c.access(0x100, false, 1, W), Served { level: 1, latency: 12 });
     }
 

@@ -238,7 +238,7 @@ mod tests {
                 prop_assert_eq!(fast.access(a.addr, a.write, a.start, src), slow.access(a.addr, a.write, a.start, src), "access {} {:?}", i, a);
             }
             for l in 0..fast.num_levels() {
-                prop_assert_eq!(fast.level_stats(l), slow.stats(l), "level {}", l);
+                prop_assert_eq!(&fast.level_stats(l), slow.stats(l), "level {}", l);
             }
             prop_assert_eq!(fast.dram_stats(), &slow.dram);
         }
