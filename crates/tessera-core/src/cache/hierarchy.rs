@@ -27,9 +27,11 @@
 //!   prefetched); tags are full line numbers (`paddr >> log2(line)`).
 //! - Replacement per level is any registered policy, seeded with
 //!   `sub_seed(seed, "cache.<level>")`.
-//! - A hit in the entry level when that level has no prefetcher (the common
-//!   case) returns through a short path; everything else takes the general
-//!   path. Results are identical; the reference test exercises both.
+//! - A level that misses installs the line at once, before the levels below
+//!   are looked up: levels never interact, so this equals filling after the
+//!   server is found. Hierarchies without prefetchers (the common case) take
+//!   a short loop; those with one the general path. Results are identical;
+//!   the reference test exercises both.
 //! - Checked against the naive model in `cache::reference` (test-only).
 //!
 //! ## Config
@@ -209,6 +211,8 @@ impl Level {
 #[derive(Clone, Debug)]
 pub struct CacheHierarchy {
     levels: Vec<Level>,
+    /// Some level has a prefetcher: accesses take the general path.
+    any_prefetching: bool,
     dram_latency: u32,
     dram: DramStats,
     names: Vec<&'static str>,
@@ -276,7 +280,8 @@ impl CacheHierarchy {
             });
         }
         let names = levels.iter().map(|l| l.name).collect();
-        Ok(CacheHierarchy { levels, dram_latency: spec.dram_latency, dram: DramStats::default(), names })
+        let any_prefetching = levels.iter().any(|l| l.prefetching);
+        Ok(CacheHierarchy { levels, any_prefetching, dram_latency: spec.dram_latency, dram: DramStats::default(), names })
     }
 
     #[inline]
@@ -324,30 +329,30 @@ impl CacheHierarchy {
     /// [`Self::access`] with `start < num_levels()`.
     #[inline]
     fn access_levels(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
-        // Fast path: the entry level without a prefetcher (the common case)
-        // is looked up, and filled on a miss, here; a hit changes nothing else.
-        if let Some(lvl) = self.levels.get_mut(start) {
-            if !lvl.prefetching {
-                return match lvl.demand(paddr, is_write, source) {
-                    true => Served { level: start as u8, latency: lvl.latency },
-                    false => self.access_below(paddr, is_write, start, start + 1, source),
-                };
+        if self.any_prefetching {
+            return self.access_below(paddr, is_write, start, source);
+        }
+        // Without prefetchers (the common case) each level in turn is looked
+        // up and, on a miss, filled at once (see `access_below`), until one hits.
+        let n = self.levels.len();
+        if self.levels[start].demand(paddr, is_write, source) {
+            return Served { level: start as u8, latency: self.levels[start].latency };
+        }
+        self.host_prefetch_rows(paddr, start + 1);
+        for i in start + 1..n {
+            let lvl = &mut self.levels[i];
+            if lvl.demand(paddr, false, source) {
+                return Served { level: i as u8, latency: lvl.latency };
             }
         }
-        self.access_below(paddr, is_write, start, start, source)
+        self.count_dram(source, 1);
+        Served { level: n as u8, latency: self.dram_latency }
     }
 
-    /// The general path: levels `from..` (`from > start` when the entry
-    /// level, which has no prefetcher, already missed and was filled).
-    /// Each level that misses installs the line at once: levels never
-    /// interact (non-inclusive), so that is the same as filling them after
-    /// the server is found, and saves locating each line twice.
-    #[inline(never)]
-    fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, from: usize, source: Source) -> Served {
-        let n = self.levels.len();
-        let from = from.min(n);
-        // The lower levels are large tables read at random: start their host
-        // cache misses together rather than one level after the other.
+    /// The lower levels are large tables read at random: start their host
+    /// cache misses together rather than one level after the other.
+    #[inline(always)]
+    fn host_prefetch_rows(&mut self, paddr: u64, from: usize) {
         for lvl in &mut self.levels[from..] {
             if lvl.host_prefetch {
                 let set = lvl.locate(paddr).0;
@@ -357,9 +362,19 @@ impl CacheHierarchy {
                 lvl.last_row = set;
             }
         }
+    }
+
+    /// The general path, for hierarchies with a prefetcher: levels `start..`.
+    /// Each level that misses installs the line at once: levels never
+    /// interact (non-inclusive), so that is the same as filling them after
+    /// the server is found, and saves locating each line twice.
+    #[inline(never)]
+    fn access_below(&mut self, paddr: u64, is_write: bool, start: usize, source: Source) -> Served {
+        let n = self.levels.len();
+        self.host_prefetch_rows(paddr, start);
         let mut served = n;
         let mut any_prefetch = false;
-        for i in from..n {
+        for i in start..n {
             let lvl = &mut self.levels[i];
             let hit = lvl.demand(paddr, is_write && i == start, source);
             if lvl.prefetching {
@@ -379,9 +394,9 @@ impl CacheHierarchy {
             }
         }
         if any_prefetch {
-            // Levels from..=served (or ..n) saw the access; the rest have empty buffers.
+            // Levels start..=served (or ..n) saw the access; the rest have empty buffers.
             let end = (served + 1).min(n);
-            for lvl in &mut self.levels[from..end] {
+            for lvl in &mut self.levels[start..end] {
                 if lvl.buf.len != 0 {
                     lvl.issue_prefetches(paddr >> PAGE_SHIFT);
                 }
