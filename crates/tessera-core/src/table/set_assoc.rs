@@ -278,6 +278,28 @@ impl TagWord for u32 {
     }
 }
 
+/// Row `set` of an array of `W`-wide rows, without a bounds check.
+///
+/// # Safety
+/// `arr` holds at least `(set + 1) × W` elements. Every array of a
+/// [`SetAssoc`] holds `sets × ways` from `new` on and is never resized, so a
+/// caller that checked `set < sets` once may read any of them.
+#[inline(always)]
+unsafe fn row_unchecked<X, const W: usize>(arr: &[X], set: u32) -> &[X; W] {
+    debug_assert!((set as usize + 1) * W <= arr.len());
+    &*(arr.as_ptr().add(set as usize * W) as *const [X; W])
+}
+
+/// [`row_unchecked`] for writing.
+///
+/// # Safety
+/// As for [`row_unchecked`].
+#[inline(always)]
+unsafe fn row_unchecked_mut<X, const W: usize>(arr: &mut [X], set: u32) -> &mut [X; W] {
+    debug_assert!((set as usize + 1) * W <= arr.len());
+    &mut *(arr.as_mut_ptr().add(set as usize * W) as *mut [X; W])
+}
+
 /// What [`SetAssoc::access`] did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Access<T, D> {
@@ -341,10 +363,9 @@ impl<D: Payload, T: TagWord> SetAssoc<D, T> {
     #[inline(always)]
     fn row<const W: usize>(&self, set: u32) -> (usize, &[T; W]) {
         debug_assert_eq!(W, self.ways as usize);
-        debug_assert!(set < self.sets, "set {set} out of range");
-        let base = set as usize * W;
-        let row: &[T; W] = self.tags[base..base + W].try_into().unwrap();
-        (base, row)
+        assert!(set < self.sets, "set {set} out of range");
+        // SAFETY: `set < sets` (checked) and `tags` holds `sets × W` entries.
+        (set as usize * W, unsafe { row_unchecked(&self.tags, set) })
     }
 
     #[inline(always)]
@@ -367,12 +388,12 @@ impl<D: Payload, T: TagWord> SetAssoc<D, T> {
     fn insert_n<const W: usize, const ABSENT: bool>(&mut self, set: u32, tag: T, data: D) -> Option<(T, D)> {
         debug_assert!(tag != T::INVALID, "INVALID used as a tag");
         debug_assert_eq!(W, self.ways as usize);
-        debug_assert!(set < self.sets, "set {set} out of range");
-        let base = set as usize * W;
+        assert!(set < self.sets, "set {set} out of range");
         let SetAssoc { tags, data: datas, valid, repl, live, .. } = self;
-        let tags: &mut [T; W] = (&mut tags[base..base + W]).try_into().unwrap();
-        let datas: &mut [D; W] = (&mut datas[base..base + W]).try_into().unwrap();
-        let valid = &mut valid[set as usize];
+        // SAFETY: `set < sets` (checked); `tags` and `datas` hold `sets × W`
+        // entries and `valid` one per set (constant-`W` shapes).
+        let (tags, datas, valid): (&mut [T; W], &mut [D; W], &mut u32) =
+            unsafe { (row_unchecked_mut(tags, set), row_unchecked_mut(datas, set), valid.get_unchecked_mut(set as usize)) };
         debug_assert_eq!(*valid, !eq_mask(tags, T::INVALID) & (u32::MAX >> (32 - W)), "valid mask out of sync");
         if ABSENT {
             debug_assert!(eq_mask(tags, tag) == 0, "insert_after_miss of a present tag {tag:#x}");
