@@ -135,6 +135,19 @@ impl Machine {
         self
     }
 
+    /// The same machine walking every level of every walk (for tests of
+    /// the walk shortcut against full walks).
+    #[cfg(test)]
+    pub(crate) fn without_walk_shortcuts(mut self) -> Machine {
+        self.walker = self.walker.without_shortcuts();
+        self
+    }
+
+    #[cfg(test)]
+    pub(crate) fn shortcut_walks(&self) -> u64 {
+        self.walker.shortcut_walks
+    }
+
     /// Simulate one batch of accesses.
     pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
         let timed = self.timing.enabled;
@@ -278,7 +291,7 @@ impl Machine {
         if let Some(addr) = self.pt.leaf_entry_addr(&self.mem, asid, va) {
             let raw = self.mem.read_u64(addr);
             if raw & crate::pagetable::x86_radix::DIRTY == 0 {
-                self.mem.write_u64(addr, raw | crate::pagetable::x86_radix::DIRTY);
+                self.mem.set_entry_bits(addr, crate::pagetable::x86_radix::DIRTY);
                 self.walker.stats.dirty_updates += 1;
             }
         }

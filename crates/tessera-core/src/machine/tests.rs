@@ -212,3 +212,55 @@ fn bulk_counted_repeat_runs_match_the_per_access_path() {
         assert_eq!(a.counters, b.counters, "config {overrides:?}");
     }
 }
+
+/// Random accesses of two address spaces over pages of a few dozen 2 MiB
+/// regions (most touched pages new or out of the TLBs), of every kind.
+fn scattered_batches(seed: u64, records: usize) -> Vec<AccessBatch> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    let mut left = records;
+    while left > 0 {
+        let n = rng.gen_range(1..=left.min(500));
+        let mut b = AccessBatch::with_capacity(n);
+        for _ in 0..n {
+            let kind = [AccessKind::Load, AccessKind::Load, AccessKind::Store, AccessKind::IFetch][rng.gen_range(0..4)];
+            let region = rng.gen_range(0..40u64);
+            let page = rng.gen_range(0..96u64);
+            let off = if rng.gen_bool(0.02) { 0x1000 - 4 } else { rng.gen_range(0..0x1000 - 8) };
+            let asid = rng.gen_bool(0.3) as u16;
+            b.push(1, 0x7f00_0000_0000 + (region << 21) + (page << 12) + off, kind, 8, asid);
+        }
+        left -= n;
+        out.push(b);
+    }
+    out
+}
+
+#[test]
+fn walk_shortcuts_match_full_walks() {
+    let configs: [&[&str]; 4] = [
+        &[],
+        &["timing.enabled=true", "pagetable.levels=5"],
+        &["physmem.page_size=\"thp\"", "physmem.fragmentation=0.997"],
+        &["mmu.tlb.l1_itlb.level=1", "mmu.tlb.l1_itlb.side=\"instr\"", "mmu.tlb.l1_itlb.page_sizes=[\"4k\"]",
+          "mmu.tlb.l1_itlb.entries=16", "mmu.tlb.l1_itlb.ways=4"],
+    ];
+    for (k, overrides) in configs.iter().enumerate() {
+        let sp = spec("tlb_only", overrides);
+        let batches = scattered_batches(k as u64, 30_000);
+        let mut short = Machine::build(&sp, 3).unwrap();
+        let mut full = Machine::build(&sp, 3).unwrap().without_walk_shortcuts();
+        for b in &batches {
+            short.feed(b).unwrap();
+            full.feed(b).unwrap();
+        }
+        assert!(short.shortcut_walks() > 1_000, "config {overrides:?}: {} shortcuts", short.shortcut_walks());
+        assert_eq!(full.shortcut_walks(), 0);
+        let stats = short.stats();
+        if k == 2 {
+            assert!(stats.get("os.pages_2m") > 0 && stats.get("os.pages_4k") > 0, "both page sizes mapped");
+        }
+        assert_eq!(stats.counters, full.stats().counters, "config {overrides:?}");
+    }
+}

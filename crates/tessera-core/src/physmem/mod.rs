@@ -90,6 +90,13 @@ pub struct PhysMem {
     spare_slots: Vec<u32>,
     table_frames: u64,
     pinned_frames: u64,
+    /// Bumped by every change to page-table memory that could alter a walk
+    /// path other than ones it already took: overwriting a non-zero word
+    /// with [`PhysMem::write_u64`] and releasing table frames. Writing a zero
+    /// word (a non-present entry: it lies on no complete path) and
+    /// [`PhysMem::write_linked`] (the walker setting accessed and dirty bits)
+    /// leave it. The walker trusts a path it recorded while the epoch holds.
+    table_epoch: u64,
 }
 
 impl fmt::Debug for PhysMem {
@@ -132,6 +139,7 @@ impl PhysMem {
             links: vec![[0; CHUNK]],
             table_frames: 0,
             pinned_frames: 0,
+            table_epoch: 0,
         };
         mem.fragment(f, seed);
         Ok(mem)
@@ -208,6 +216,7 @@ impl PhysMem {
     pub fn free(&mut self, pfn: Pfn, order: u32) {
         if self.table_frames != 0 {
             self.drop_storage(pfn.0, pfn.0 + (1u64 << order));
+            self.table_epoch += 1;
         }
         self.alloc.free(pfn, order);
     }
@@ -284,7 +293,16 @@ impl PhysMem {
         self.links[slot as usize][(index as usize) & (CHUNK - 1)]
     }
 
-    /// Write entry `index` of the table node in host `slot` (not the sentinel 0).
+    /// See the `table_epoch` field: equal epochs mean no page-table path
+    /// changed in between, except by accessed and dirty bits being set.
+    #[inline]
+    pub fn table_epoch(&self) -> u64 {
+        self.table_epoch
+    }
+
+    /// Write entry `index` of the table node in host `slot` (not the sentinel
+    /// 0). For the walker's accessed and dirty bits only: it does not bump
+    /// the table epoch.
     #[inline]
     pub fn write_linked(&mut self, slot: u32, index: u64, value: u64) {
         if slot != 0 {
@@ -329,7 +347,23 @@ impl PhysMem {
         let slot = self.slot(paddr >> BASE_SHIFT);
         debug_assert!(slot != 0, "write to {paddr:#x}, which is not in a page-table frame");
         if slot != 0 {
-            self.nodes.node_mut(slot)[((paddr >> 3) as usize) & (CHUNK - 1)] = value;
+            let word = &mut self.nodes.node_mut(slot)[((paddr >> 3) as usize) & (CHUNK - 1)];
+            if *word != 0 && *word != value {
+                self.table_epoch += 1;
+            }
+            *word = value;
+        }
+    }
+
+    /// Set `bits` in the word at `paddr` (in a table frame). For accessed and
+    /// dirty bits only, like [`Self::write_linked`]: it does not bump the
+    /// table epoch.
+    #[inline]
+    pub fn set_entry_bits(&mut self, paddr: u64, bits: u64) {
+        let slot = self.slot(paddr >> BASE_SHIFT);
+        debug_assert!(slot != 0, "write to {paddr:#x}, which is not in a page-table frame");
+        if slot != 0 {
+            self.nodes.node_mut(slot)[((paddr >> 3) as usize) & (CHUNK - 1)] |= bits;
         }
     }
 

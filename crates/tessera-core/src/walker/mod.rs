@@ -105,10 +105,17 @@ pub struct Walker {
     pub stats: WalkerStats,
     /// Map from a cache-level index to its refs counter slot (l1d/l2/llc/dram).
     level_slot: Vec<u8>,
-    /// Host-side hints: (ASID, 2 MiB region) → host slot of its leaf node, so the
-    /// machine can prefetch a leaf entry a few accesses ahead. A stale or missing
-    /// hint only costs a useless prefetch; it never changes a result.
-    hints: Vec<(u64, u32)>,
+    /// Per (ASID, 2 MiB region), the host slot of its leaf node, recorded by
+    /// walks that reach it. The machine prefetches leaf entries a few
+    /// accesses ahead through it (a stale hint only costs a useless
+    /// prefetch). A hint recorded in the current table epoch is also a
+    /// proven path: see [`Walker::shortcut`].
+    hints: Vec<Hint>,
+    /// Walks may start at a hint's leaf node ([`Walker::shortcut`]).
+    shortcuts: bool,
+    /// Walks that started at a hint's leaf node (tests check they happen).
+    #[cfg(test)]
+    pub(crate) shortcut_walks: u64,
     /// Per radix level, the index in `pscs` of the PSC caching that level's
     /// entries (`NO_PSC` if none).
     psc_at: [u8; 6],
@@ -116,9 +123,26 @@ pub struct Walker {
 
 const NO_PSC: u8 = u8::MAX;
 
+/// A recorded path to a leaf node (see [`Walker::hints`]).
+#[derive(Copy, Clone, Debug)]
+struct Hint {
+    key: u64,
+    /// [`PhysMem::table_epoch`] when the path was walked.
+    epoch: u64,
+    /// The leaf node's frame (low 40 bits) and host slot, as in a PSC entry.
+    link: u64,
+}
+
+impl Hint {
+    #[inline]
+    fn node(&self) -> (u64, u32) {
+        (self.link & PSC_PFN_MASK, (self.link >> PSC_SLOT_SHIFT) as u32)
+    }
+}
+
 const HINTS: usize = 1 << 13;
 
-/// A PSC entry's payload: the next node's frame (low 40 bits) and its host slot.
+/// A PSC entry's payload (and a hint's link): the next node's frame (low 40 bits) and its host slot.
 const PSC_SLOT_SHIFT: u32 = 40;
 const PSC_PFN_MASK: u64 = (1 << PSC_SLOT_SHIFT) - 1;
 
@@ -135,6 +159,10 @@ impl Walker {
             cache_names.iter().map(|n| SLOT_NAMES.iter().position(|s| s == n).unwrap_or(3) as u8).collect();
         level_slot.push(3);
         let pscs = build_pscs(&spec.mmu, seed)?;
+        // With MMU caches the walk must probe them and fill them from the
+        // entries it reads, and references entering a cache level must each
+        // be looked up, so only DRAM-entering walks without PSCs take shortcuts.
+        let shortcuts = entry >= cache_names.len() && pscs.is_empty();
         let psc_latency = pscs.iter().map(|p| p.latency).max().unwrap_or(0);
         let mut psc_at = [NO_PSC; 6];
         for (i, p) in pscs.iter().enumerate() {
@@ -148,7 +176,10 @@ impl Walker {
             psc_latency,
             stats: WalkerStats::default(),
             level_slot,
-            hints: vec![(u64::MAX, 0); HINTS],
+            hints: vec![Hint { key: u64::MAX, epoch: 0, link: 0 }; HINTS],
+            shortcuts,
+            #[cfg(test)]
+            shortcut_walks: 0,
             psc_at,
         })
     }
@@ -168,20 +199,34 @@ impl Walker {
         caches: &mut CacheHierarchy,
         timed: bool,
     ) -> (WalkResult, u64) {
-        let (mut node, mut slot, mut level) =
-            if self.pscs.is_empty() { (root, root_slot, self.levels) } else { self.probe_pscs(va, asid, root, root_slot) };
-        let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
         // References entering below every cache level all go to DRAM: they are
         // counted once after the walk instead of one by one.
         let direct = self.entry >= caches.num_levels();
         let mut refs = 0u64;
+        let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(va, asid, mem) {
+            // The levels above were read and found present with their
+            // accessed bits set, and are unchanged: reading them again would
+            // only count references.
+            refs = self.levels as u64 - 1;
+            #[cfg(test)]
+            {
+                self.shortcut_walks += 1;
+            }
+            (leaf, leaf_slot, 1)
+        } else if self.pscs.is_empty() {
+            (root, root_slot, self.levels)
+        } else {
+            self.probe_pscs(va, asid, root, root_slot)
+        };
+        let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
         let result = loop {
             let idx = index(va, level);
             if level == 1 {
                 let key = hint_key(va, asid);
+                let epoch = mem.table_epoch();
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
-                if h.0 != key {
-                    *h = (key, slot);
+                if h.key != key || h.epoch != epoch {
+                    *h = Hint { key, epoch, link: node | (slot as u64) << PSC_SLOT_SHIFT };
                 }
             }
             refs += 1;
@@ -292,13 +337,38 @@ impl Walker {
         (node, slot, level)
     }
 
+    /// The host slot of the leaf node a walk for `va` reaches, when it is
+    /// known without reading the levels above: on a machine whose walks
+    /// enter at DRAM and that has no MMU caches (their references are only
+    /// counted), a hint recorded in the current table epoch. The walk that
+    /// recorded it read every level above, found each entry present and set
+    /// its accessed bit; in the same epoch none of them has changed (see
+    /// `PhysMem::table_epoch`), so walking them again would find the same
+    /// leaf node and change nothing but the reference count.
+    #[inline(always)]
+    fn shortcut(&self, va: u64, asid: Asid, mem: &PhysMem) -> Option<(u64, u32)> {
+        if !self.shortcuts {
+            return None;
+        }
+        let key = hint_key(va, asid);
+        let h = self.hints[(key as usize) & (HINTS - 1)];
+        (h.key == key && h.epoch == mem.table_epoch()).then(|| h.node())
+    }
+
+    /// The same walker with walk shortcuts off (for tests comparing both).
+    #[cfg(test)]
+    pub(crate) fn without_shortcuts(mut self) -> Walker {
+        self.shortcuts = false;
+        self
+    }
+
     /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
     #[inline]
     pub fn prefetch_leaf(&self, va: u64, asid: Asid, mem: &PhysMem) {
         let key = hint_key(va, asid);
         let h = self.hints[(key as usize) & (HINTS - 1)];
-        if h.0 == key {
-            mem.prefetch_entry(h.1, index(va, 1));
+        if h.key == key {
+            mem.prefetch_entry(h.node().1, index(va, 1));
         }
     }
 

@@ -169,3 +169,46 @@ fn psc_entries_are_per_address_space() {
     assert!(matches!(b, WalkResult::Translated { pfn_base, .. } if pfn_base == p1.0));
     assert_eq!(r.walker.stats.refs_total, 8);
 }
+
+/// A walk that starts at a recorded leaf node (a machine without MMU caches
+/// whose walks enter at DRAM) counts what a full walk counts, and a table
+/// change that moves the path (here the PDE repointed to a new leaf node)
+/// ends the shortcut.
+#[test]
+fn walk_shortcut_counts_like_a_full_walk_and_ends_when_the_path_changes() {
+    let mut r = rig("tlb_only", &[]);
+    let pfn = r.map(VA, PageSize::Size4K);
+    r.walk(VA, false);
+    assert_eq!((r.walker.shortcut_walks, r.walker.stats.refs_total, r.walker.stats.accessed_updates), (0, 4, 4));
+    // A second page of the same 2 MiB region: its walk starts at the leaf node.
+    let next = VA + 0x1000;
+    let pfn2 = r.map(next, PageSize::Size4K);
+    let (res, _) = r.walk(next, true);
+    assert_eq!(res, WalkResult::Translated { pfn_base: pfn2, size: PageSize::Size4K, dirty: true });
+    assert_eq!(r.walker.shortcut_walks, 1);
+    assert_eq!((r.walker.stats.refs_total, r.walker.stats.accessed_updates, r.walker.stats.dirty_updates), (8, 5, 1));
+    // An unmapped page of the region faults at level 1 after four references.
+    let (res, _) = r.walk(VA + 0x5000, false);
+    assert_eq!(res, WalkResult::Fault { level: 1 });
+    assert_eq!((r.walker.shortcut_walks, r.walker.stats.refs_total), (2, 12));
+
+    // Repoint the region's PDE at a fresh leaf node mapping VA elsewhere.
+    let root = r.pt.root_linked(&mut r.mem, 0).unwrap().0;
+    let l4 = r.mem.read_u64(x86_radix_entry(root.0, VA, 4));
+    let l3 = r.mem.read_u64(x86_radix_entry(frame(l4).0, VA, 3));
+    let pde = x86_radix_entry(frame(l3).0, VA, 2);
+    let node = r.mem.alloc_table_frame().unwrap();
+    let moved = r.mem.alloc(0, "test page").unwrap();
+    r.mem.write_u64(x86_radix_entry(node.0, VA, 1), crate::pagetable::x86_radix::Pte::leaf(PageSize::Size4K, moved).encode());
+    r.mem.write_u64(pde, crate::pagetable::x86_radix::Pte::table(node).encode());
+    r.mem.link(pde, node);
+    let (res, _) = r.walk(VA, false);
+    assert_ne!(moved.0, pfn);
+    assert_eq!(res, WalkResult::Translated { pfn_base: moved.0, size: PageSize::Size4K, dirty: false });
+    assert_eq!(r.walker.shortcut_walks, 2, "the repointed PDE ended the shortcut");
+    assert_eq!(r.walker.stats.refs_total, 16);
+}
+
+fn x86_radix_entry(node: u64, va: u64, level: u32) -> u64 {
+    crate::pagetable::x86_radix::entry_addr(crate::addr::Pfn(node), va, level)
+}
