@@ -38,7 +38,7 @@ pub fn feed_all(m: &mut Machine, source: &mut dyn AccessSource, progress: &mut d
         m.feed(&batch)?;
         records += batch.len() as u64;
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             let (d, t) = source.progress();
             if !progress(d, t) {
                 return Err(Error::Interrupted);

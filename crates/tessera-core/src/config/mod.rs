@@ -205,7 +205,7 @@ fn geometry(path: &str, entries: u32, ways: Ways) -> Result<(u32, u32)> {
     if w == 0 {
         return Err(Error::config(format!("{path}.ways"), "must be at least 1"));
     }
-    if entries % w != 0 {
+    if !entries.is_multiple_of(w) {
         return Err(Error::config(
             format!("{path}.ways"),
             format!("{entries} entries are not divisible by {w} ways"),
@@ -249,7 +249,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
 
     // Physical memory and its mechanisms.
     let cap = spec.physmem.capacity.0;
-    if cap % 4096 != 0 || cap < (2 << 20) {
+    if !cap.is_multiple_of(4096) || cap < (2 << 20) {
         return Err(Error::config("physmem.capacity", format!("{cap} bytes: must be a multiple of 4KiB and at least 2MiB")));
     }
     if !(0.0..=1.0).contains(&spec.physmem.fragmentation) {

@@ -35,7 +35,7 @@ impl ByteSize {
     pub fn display(self) -> String {
         let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
         for (shift, name) in units {
-            if self.0 >= (1 << shift) && self.0 % (1 << shift) == 0 {
+            if self.0 >= (1 << shift) && self.0.is_multiple_of(1 << shift) {
                 return format!("{}{}", self.0 >> shift, name);
             }
         }

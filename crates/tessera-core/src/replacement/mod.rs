@@ -8,6 +8,7 @@
 //! - `on_invalidate(set, way)` when an entry is removed (shootdown, flush);
 //! - `victim(set)` only when every way of `set` is valid; it returns the way to
 //!   evict and must not assume the caller fills it (the caller calls `on_fill`).
+//!
 //! Policies never allocate after construction.
 
 pub mod lru;

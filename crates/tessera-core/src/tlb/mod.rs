@@ -433,6 +433,7 @@ impl Mmu {
     }
 
     /// A hit at level `li > 0`: bring the entry to the levels above.
+    #[allow(clippy::too_many_arguments)]
     fn promote(&mut self, instr: bool, li: usize, from: usize, va: u64, asid: Asid, size: PageSize, data: u64) {
         let t = tag(va >> size.shift(), size, asid);
         match self.fill {

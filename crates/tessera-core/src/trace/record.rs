@@ -687,7 +687,7 @@ fn pump_batches<S: AccessSource>(
         }
         writer.write_batch(&outb).map_err(Pump::Other)?;
         batches += 1;
-        if batches % PROGRESS_EVERY == 0 && !progress(s.records, 0) {
+        if batches.is_multiple_of(PROGRESS_EVERY) && !progress(s.records, 0) {
             return Err(Pump::Other(Error::Interrupted));
         }
     }
@@ -1022,7 +1022,7 @@ mod tests {
                 };
                 let gap = if kind == 2 { 1 } else { (x >> 8) as u32 % 3 };
                 let gap = if i % 50_000 == 7 { u32::MAX - 1 } else { gap };
-                (x >> 16, gap, kind, 1 << (x >> 40) % 4)
+                (x >> 16, gap, kind, 1 << ((x >> 40) % 4))
             })
             .collect()
     }

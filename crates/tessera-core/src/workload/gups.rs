@@ -146,7 +146,7 @@ impl Workload for Gups {
                 e.store(addr, 8);
             }
             done += n as u64;
-            if done % (LANES as u64 * 512) == 0 {
+            if done.is_multiple_of(LANES as u64 * 512) {
                 e.progress(done, self.updates);
                 if e.stopped() {
                     return Ok(());

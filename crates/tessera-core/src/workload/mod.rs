@@ -304,7 +304,7 @@ pub fn record(
     while src.next_batch(&mut batch)? {
         w.write_batch(&batch)?;
         n += 1;
-        if n % 32 == 0 {
+        if n.is_multiple_of(32) {
             let (d, t) = src.progress();
             if !progress(d, t) {
                 return Err(Error::Interrupted);
