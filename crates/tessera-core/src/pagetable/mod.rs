@@ -37,7 +37,7 @@ use crate::error::Result;
 use crate::physmem::PhysMem;
 use crate::stat_group;
 use crate::stats::{StatGroup, StatVisitor};
-use x86_radix::{entry_addr, frame, is_leaf, leaf_frame, leaf_level, page_size_at, present, Pte};
+use x86_radix::{entry_addr, frame, index, is_leaf, leaf_frame, leaf_level, page_size_at, present, Pte};
 
 stat_group! {
     /// Size of the page tables at the end of the run.
@@ -129,24 +129,27 @@ impl PageTable {
         let target = leaf_level(size);
         let leaf = Pte::leaf(size, pfn);
         debug_assert!(leaf.check_at(target).is_ok(), "{:?}", leaf.check_at(target));
-        let mut node = self.root(mem, asid)?;
+        // Follow the host links from node to node, as the walker does: no
+        // frame-to-storage lookups on the first-touch path.
+        let (_, mut slot) = self.root_linked(mem, asid)?;
         for level in (target + 1..=self.levels).rev() {
-            let addr = entry_addr(node, va, level);
-            let raw = mem.read_u64(addr);
-            node = if present(raw) {
+            let idx = index(va, level);
+            let raw = mem.read_entry(slot, idx);
+            slot = if present(raw) {
                 debug_assert!(!is_leaf(raw, level), "mapping {va:#x} inside an existing larger page");
-                frame(raw)
+                mem.entry_link(slot, idx)
             } else {
                 let child = mem.alloc_table_frame()?;
-                mem.write_u64(addr, Pte::table(child).encode());
-                mem.link(addr, child);
+                let child_slot = mem.table_slot(child.0);
+                mem.write_entry(slot, idx, Pte::table(child).encode());
+                mem.set_link(slot, idx, child_slot);
                 self.nodes[level as usize - 1] += 1;
-                child
+                child_slot
             };
         }
-        let addr = entry_addr(node, va, target);
-        debug_assert!(!present(mem.read_u64(addr)), "mapping {va:#x} over an existing entry");
-        mem.write_u64(addr, leaf.encode());
+        let idx = index(va, target);
+        debug_assert!(!present(mem.read_entry(slot, idx)), "mapping {va:#x} over an existing entry");
+        mem.write_entry(slot, idx, leaf.encode());
         self.mappings[size.index()] += 1;
         Ok(())
     }

@@ -293,6 +293,30 @@ impl PhysMem {
         self.links[slot as usize][(index as usize) & (CHUNK - 1)]
     }
 
+    /// Write entry `index` of the table node in host `slot` (not the
+    /// sentinel 0), as [`Self::write_u64`] would at its address (the same
+    /// table-epoch rule), without looking the frame's slot up.
+    #[inline]
+    pub fn write_entry(&mut self, slot: u32, index: u64, value: u64) {
+        debug_assert!(slot != 0, "write to the sentinel node");
+        if slot != 0 {
+            let word = &mut self.nodes.node_mut(slot as usize)[(index as usize) & (CHUNK - 1)];
+            if *word != 0 && *word != value {
+                self.table_epoch += 1;
+            }
+            *word = value;
+        }
+    }
+
+    /// Record that entry `index` of the node in `slot` points at the table
+    /// node in `child_slot` (see [`Self::link`]).
+    #[inline]
+    pub fn set_link(&mut self, slot: u32, index: u64, child_slot: u32) {
+        if slot != 0 {
+            self.links[slot as usize][(index as usize) & (CHUNK - 1)] = child_slot;
+        }
+    }
+
     /// See the `table_epoch` field: equal epochs mean no page-table path
     /// changed in between, except by accessed and dirty bits being set.
     #[inline]
@@ -346,13 +370,7 @@ impl PhysMem {
         debug_assert!(paddr & 7 == 0, "unaligned write at {paddr:#x}");
         let slot = self.slot(paddr >> BASE_SHIFT);
         debug_assert!(slot != 0, "write to {paddr:#x}, which is not in a page-table frame");
-        if slot != 0 {
-            let word = &mut self.nodes.node_mut(slot)[((paddr >> 3) as usize) & (CHUNK - 1)];
-            if *word != 0 && *word != value {
-                self.table_epoch += 1;
-            }
-            *word = value;
-        }
+        self.write_entry(slot as u32, (paddr >> 3) & (CHUNK as u64 - 1), value);
     }
 
     /// Set `bits` in the word at `paddr` (in a table frame). For accessed and
