@@ -93,11 +93,17 @@ impl PageTable {
     }
 
     /// Root node of `asid` and its host storage slot, allocating it on first use.
-    #[inline]
+    #[inline(always)]
     pub fn root_linked(&mut self, mem: &mut PhysMem, asid: Asid) -> Result<(Pfn, u32)> {
         if let Some(Some(r)) = self.root_slots.get(asid as usize) {
             return Ok(*r);
         }
+        self.link_root(mem, asid)
+    }
+
+    /// [`Self::root_linked`] of an address space seen for the first time.
+    #[cold]
+    fn link_root(&mut self, mem: &mut PhysMem, asid: Asid) -> Result<(Pfn, u32)> {
         let r = self.root(mem, asid)?;
         let i = asid as usize;
         if self.root_slots.len() <= i {
