@@ -388,10 +388,7 @@ impl CacheHierarchy {
             }
         }
         if served == n {
-            match source {
-                Source::Data => self.dram.data_accesses += 1,
-                Source::Walk => self.dram.walk_accesses += 1,
-            }
+            self.count_dram(source, 1);
         }
         if any_prefetch {
             // Levels start..=served (or ..n) saw the access; the rest have empty buffers.
