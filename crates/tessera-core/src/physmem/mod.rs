@@ -270,11 +270,9 @@ impl PhysMem {
     /// Record that the entry at `entry_addr` (in a table frame) points at table
     /// frame `child`, for [`PhysMem::entry_link`]. Call after writing a table pointer.
     pub fn link(&mut self, entry_addr: u64, child: Pfn) {
-        let parent = self.slot(entry_addr >> BASE_SHIFT);
-        if parent != 0 {
-            let child_slot = self.slot(child.0) as u32;
-            self.links[parent][((entry_addr >> 3) as usize) & (CHUNK - 1)] = child_slot;
-        }
+        let parent = self.slot(entry_addr >> BASE_SHIFT) as u32;
+        let child_slot = self.slot(child.0) as u32;
+        self.set_link(parent, entry_addr >> 3, child_slot);
     }
 
     /// Read entry `index` of the table node in host `slot`. The walker's hot

@@ -203,11 +203,14 @@ impl Walker {
         // counted once after the walk instead of one by one.
         let direct = self.entry >= caches.num_levels();
         let mut refs = 0u64;
+        // A walk that starts from a hint needs not record it again.
+        let mut hinted = false;
         let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(va, asid, mem) {
             // The levels above were read and found present with their
             // accessed bits set, and are unchanged: reading them again would
             // only count references.
             refs = self.levels as u64 - 1;
+            hinted = true;
             #[cfg(test)]
             {
                 self.shortcut_walks += 1;
@@ -221,7 +224,7 @@ impl Walker {
         let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
         let result = loop {
             let idx = index(va, level);
-            if level == 1 {
+            if level == 1 && !hinted {
                 let key = hint_key(va, asid);
                 let epoch = mem.table_epoch();
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
