@@ -69,6 +69,16 @@ impl AccessBatch {
     pub fn len(&self) -> usize {
         self.vaddr.len()
     }
+
+    /// Replace this batch's records with records `range` of `from`.
+    pub fn copy_range(&mut self, from: &AccessBatch, range: std::ops::Range<usize>) {
+        self.clear();
+        self.ins_gap.extend_from_slice(&from.ins_gap[range.clone()]);
+        self.vaddr.extend_from_slice(&from.vaddr[range.clone()]);
+        self.kind.extend_from_slice(&from.kind[range.clone()]);
+        self.size.extend_from_slice(&from.size[range.clone()]);
+        self.asid.extend_from_slice(&from.asid[range]);
+    }
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.vaddr.is_empty()

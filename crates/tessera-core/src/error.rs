@@ -46,6 +46,11 @@ pub enum Error {
     #[error("{tool}: {msg}")]
     Tool { tool: String, msg: String },
 
+    /// The access stream (a trace file, or a stream of zero length) has no
+    /// records: a run of it would be all zeros.
+    #[error("{stream}: the stream has no access records, so there is nothing to simulate")]
+    Empty { stream: String },
+
     /// The run was stopped by the caller (e.g. Ctrl-C through the progress callback).
     #[error("interrupted")]
     Interrupted,

@@ -88,6 +88,16 @@ pub struct Machine {
     bulk_runs: bool,
     core: CoreStats,
     os: OsStats,
+    /// The counters at the end of the warm-up, if there was one.
+    baseline: Option<Baseline>,
+}
+
+/// What the counters were when measurement began: the core's own counters
+/// (its cycles are computed from them at the end), and every other counter.
+#[derive(Clone)]
+struct Baseline {
+    core: CoreStats,
+    others: Stats,
 }
 
 /// A translated page: its first frame and size.
@@ -120,7 +130,20 @@ impl Machine {
             timing,
             core: CoreStats::default(),
             os: OsStats::default(),
+            baseline: None,
         })
+    }
+
+    /// End the warm-up: the machine keeps its state (TLBs, caches, page
+    /// tables, memory), and from now on [`Machine::stats`] counts only what
+    /// happens after this call. Gauges (levels such as free frames) are
+    /// reported as they are at the end.
+    pub fn begin_measurement(&mut self) {
+        // The core's share is kept apart and its counters zeroed in the
+        // snapshot, because its cycles are computed from its counters.
+        let mut c = Collector::default();
+        self.visit_with(&CoreStats::default(), &mut c);
+        self.baseline = Some(Baseline { core: self.core.clone(), others: c.stats });
     }
 
     pub fn spec(&self) -> &Spec {
@@ -354,11 +377,17 @@ impl Machine {
 
     /// Walk every counter into a sorted tree and compute the derived metrics.
     pub fn stats(&self) -> Stats {
-        let mut core = self.core.clone();
+        let mut core = match &self.baseline {
+            Some(b) => self.core.since(&b.core),
+            None => self.core.clone(),
+        };
         self.timing.finish(&mut core);
         let mut c = Collector::default();
         self.visit_with(&core, &mut c);
         let mut stats = c.stats;
+        if let Some(b) = &self.baseline {
+            stats = stats.since(&b.others);
+        }
         derived::compute(&mut stats, &self.spec);
         stats
     }

@@ -4,6 +4,7 @@
 //! TesseraError                 every failure a user can cause (and host I/O errors)
 //! ├── ConfigError              .path (dotted key), .allowed (list of str)
 //! ├── TraceError               .file, .location ("line 3" / "byte offset 96"), .line, .offset
+//! │                            (also: a stream with no records, Error::Empty)
 //! ├── SimulatedOutOfMemory     .what, .requested_bytes, .free_bytes, .capacity_bytes
 //! └── ToolError                .tool (valgrind, qemu-x86_64, gcc, apt-get, the recorded program)
 //! Error::Interrupted        →  KeyboardInterrupt
@@ -99,6 +100,15 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
                 ("requested_bytes", obj(py, requested_bytes)),
                 ("free_bytes", obj(py, free_bytes)),
                 ("capacity_bytes", obj(py, capacity_bytes)),
+            ],
+        ),
+        Error::Empty { stream } => (
+            TraceError::new_err(msg),
+            vec![
+                ("file", obj(py, stream)),
+                ("location", obj(py, "byte offset 0")),
+                ("line", py.None()),
+                ("offset", obj(py, 0u64)),
             ],
         ),
         Error::Tool { tool, .. } => (ToolError::new_err(msg), vec![("tool", obj(py, tool))]),

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tessera_core::config;
 use tessera_core::error::Error;
+use tessera_core::run::Warmup;
 use tessera_core::trace::record::{Backend, RecordOptions};
 
 use crate::convert::{self, SyntheticArgs, WorkloadArgs};
@@ -22,7 +23,7 @@ use crate::errors::{self, IntoPyResult};
 /// held; an exception it raises (or a pending Ctrl-C) stops the run and is
 /// re-raised here.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, champsim_ifetch=None, champsim_access_size=None, workload=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, champsim_ifetch=None, champsim_access_size=None, workload=None, warmup=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -36,23 +37,37 @@ pub fn simulate<'py>(
     champsim_ifetch: Option<bool>,
     champsim_access_size: Option<u8>,
     workload: Option<WorkloadArgs>,
+    warmup: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
+    let warmup = match warmup {
+        Some(w) => Warmup::parse(&w).py_err(py)?,
+        None => Warmup::None,
+    };
     let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
     let mut source = convert::open_source(py, trace, synthetic, workload, seed, &opts)?;
     let description = source.describe();
 
     let mut reporter = Reporter::new(progress);
     let outcome = py.allow_threads(|| {
-        tessera_core::run::simulate(&spec, seed, source.as_mut(), &mut |d, t| reporter.report(d, t))
+        tessera_core::run::simulate_warm(&spec, seed, source.as_mut(), warmup, &mut |d, t| reporter.report(d, t))
     });
-    let stats = reporter.finish(py, outcome)?;
+    let run = reporter.finish(py, outcome)?;
 
-    let (counters, derived) = convert::stats_to_py(py, &stats)?;
+    let (counters, derived) = convert::stats_to_py(py, &run.stats)?;
     let out = PyDict::new(py);
     out.set_item("counters", counters)?;
     out.set_item("derived", derived)?;
+    out.set_item("stats_schema", tessera_core::stats::derived::STATS_SCHEMA)?;
+    let phases = PyDict::new(py);
+    for (name, p) in [("warmup", run.warmup), ("measured", run.measured)] {
+        let d = PyDict::new(py);
+        d.set_item("records", p.records)?;
+        d.set_item("instructions", p.instructions)?;
+        phases.set_item(name, d)?;
+    }
+    out.set_item("phases", phases)?;
     out.set_item("config_toml", spec.to_toml())?;
     out.set_item("source", description)?;
     out.set_item("seed", seed)?;

@@ -315,6 +315,28 @@ impl Bound {
         self.l2.mark_dirty(va >> 12);
     }
 
+    /// Zero every counter and keep the machine's state: the reference for a
+    /// warm-up (`run::simulate_warm`), which `Machine` implements by
+    /// subtracting a snapshot instead.
+    pub fn reset_counters(&mut self) {
+        for t in [&mut self.l1.lookups, &mut self.l1.hits, &mut self.l1.fills, &mut self.l1.evictions] {
+            *t = 0;
+        }
+        for t in [&mut self.l2.lookups, &mut self.l2.hits, &mut self.l2.fills, &mut self.l2.evictions] {
+            *t = 0;
+        }
+        self.l1_2m_lookups = 0;
+        self.walks = 0;
+        self.faulting_walks = 0;
+        self.refs = 0;
+        self.accessed_updates = 0;
+        self.dirty_updates = 0;
+        self.faults = 0;
+        self.instructions = 0;
+        self.loads = 0;
+        self.stores = 0;
+    }
+
     /// Counters under the names `Machine::stats` gives them.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let accesses = self.loads + self.stores;

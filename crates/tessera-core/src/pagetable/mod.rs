@@ -42,14 +42,14 @@ use x86_radix::{entry_addr, frame, index, is_leaf, leaf_frame, leaf_level, page_
 stat_group! {
     /// Size of the page tables at the end of the run.
     pub struct PageTableStats {
-        nodes_l5: "nodes", "PML5 nodes (one per address space in 5-level tables)",
-        nodes_l4: "nodes", "PML4 nodes",
-        nodes_l3: "nodes", "PDPT nodes",
-        nodes_l2: "nodes", "page-directory nodes",
-        nodes_l1: "nodes", "page-table (PT) nodes",
-        mappings_4k: "pages", "4 KiB leaf entries installed",
-        mappings_2m: "pages", "2 MiB leaf entries installed",
-        mappings_1g: "pages", "1 GiB leaf entries installed",
+        nodes_l5: gauge "nodes", "PML5 nodes (one per address space in 5-level tables)",
+        nodes_l4: gauge "nodes", "PML4 nodes",
+        nodes_l3: gauge "nodes", "PDPT nodes",
+        nodes_l2: gauge "nodes", "page-directory nodes",
+        nodes_l1: gauge "nodes", "page-table (PT) nodes",
+        mappings_4k: gauge "pages", "4 KiB leaf entries in the tables",
+        mappings_2m: gauge "pages", "2 MiB leaf entries in the tables",
+        mappings_1g: gauge "pages", "1 GiB leaf entries in the tables",
     }
 }
 

@@ -63,11 +63,11 @@ pub const MAX_CAPACITY: u64 = 4 << 40;
 stat_group! {
     /// Occupancy of simulated physical memory at the end of the run.
     pub struct PhysMemStats {
-        capacity_frames: "frames", "4 KiB frames of simulated physical memory",
-        free_frames: "frames", "frames free in the allocator",
-        allocated_frames: "frames", "frames handed out (data and page-table frames, excluding pinned)",
-        table_frames: "frames", "frames holding page-table nodes",
-        pinned_frames: "frames", "frames reserved forever by pre-fragmentation",
+        capacity_frames: gauge "frames", "4 KiB frames of simulated physical memory",
+        free_frames: gauge "frames", "frames free in the allocator",
+        allocated_frames: gauge "frames", "frames handed out (data and page-table frames, excluding pinned)",
+        table_frames: gauge "frames", "frames holding page-table nodes",
+        pinned_frames: gauge "frames", "frames reserved forever by pre-fragmentation",
     }
 }
 

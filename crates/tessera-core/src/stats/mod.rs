@@ -11,7 +11,15 @@ use std::collections::BTreeMap;
 
 /// Receives counters during a stats walk. `dyn` is fine here: it runs once per run.
 pub trait StatVisitor {
+    /// An event count: it only grows, and a warm-up phase's share of it is
+    /// subtracted from the measured result.
     fn counter(&mut self, name: &str, value: u64, unit: &'static str, desc: &'static str);
+
+    /// A level (frames free, page-table nodes): the state at the end of the
+    /// run, reported as is after a warm-up.
+    fn gauge(&mut self, name: &str, value: u64, unit: &'static str, desc: &'static str) {
+        self.counter(name, value, unit, desc);
+    }
 }
 
 /// Anything that owns counters.
@@ -36,6 +44,11 @@ impl StatVisitor for Prefixed<'_> {
         let full = format!("{}.{}", self.prefix, name);
         self.inner.counter(&full, value, unit, desc);
     }
+
+    fn gauge(&mut self, name: &str, value: u64, unit: &'static str, desc: &'static str) {
+        let full = format!("{}.{}", self.prefix, name);
+        self.inner.gauge(&full, value, unit, desc);
+    }
 }
 
 /// Visit `group` with every name prefixed by `prefix`.
@@ -45,26 +58,46 @@ pub fn visit_prefixed(prefix: &str, group: &dyn StatGroup, v: &mut dyn StatVisit
 }
 
 /// Defines a counter struct whose fields are `u64` counters with a unit and a
-/// description, and implements [`StatGroup`] for it.
+/// description, and implements [`StatGroup`] for it. A field whose unit is
+/// preceded by `gauge` is a level, not an event count (see
+/// [`StatVisitor::gauge`]).
 ///
 /// ```ignore
 /// stat_group! {
 ///     pub struct TlbStats {
 ///         lookups: "accesses", "translations looked up",
 ///         hits: "accesses", "lookups that found their translation",
+///         resident: gauge "entries", "valid entries at the end of the run",
 ///     }
 /// }
 /// ```
 #[macro_export]
 macro_rules! stat_group {
-    ($(#[$meta:meta])* pub struct $name:ident { $( $field:ident : $unit:literal, $desc:literal ),* $(,)? }) => {
+    (@visit $v:ident, $value:expr, $name:expr, gauge $unit:literal, $desc:literal) => {
+        $v.gauge($name, $value, $unit, $desc)
+    };
+    (@visit $v:ident, $value:expr, $name:expr, $unit:literal, $desc:literal) => {
+        $v.counter($name, $value, $unit, $desc)
+    };
+    (@since $now:expr, $then:expr, gauge) => { $now };
+    (@since $now:expr, $then:expr, ) => { $now - $then };
+    ($(#[$meta:meta])* pub struct $name:ident { $( $field:ident : $($kind:ident)? $unit:literal, $desc:literal ),* $(,)? }) => {
         $(#[$meta])*
         #[derive(Clone, Debug, Default, PartialEq, Eq)]
         pub struct $name { $( pub $field: u64 ),* }
 
         impl $crate::stats::StatGroup for $name {
             fn visit(&self, v: &mut dyn $crate::stats::StatVisitor) {
-                $( v.counter(stringify!($field), self.$field, $unit, $desc); )*
+                $( $crate::stat_group!(@visit v, self.$field, stringify!($field), $($kind)? $unit, $desc); )*
+            }
+        }
+
+        impl $name {
+            /// The events since `earlier` (a snapshot of the same group);
+            /// gauges keep their current level.
+            #[allow(dead_code, unused_variables)]
+            pub fn since(&self, earlier: &Self) -> Self {
+                $name { $( $field: $crate::stat_group!(@since self.$field, earlier.$field, $($kind)?) ),* }
             }
         }
     };
@@ -75,6 +108,9 @@ macro_rules! stat_group {
 pub struct StatInfo {
     pub unit: &'static str,
     pub desc: &'static str,
+    /// What the number is: a counter (`"count"`), a level at the end of the
+    /// run (`"gauge"`) or a metric derived from counters (`"derived"`).
+    pub kind: &'static str,
 }
 
 /// The result of a run: sorted counters, derived metrics, and each stat's metadata.
@@ -121,6 +157,31 @@ pub struct Collector {
 impl StatVisitor for Collector {
     fn counter(&mut self, name: &str, value: u64, unit: &'static str, desc: &'static str) {
         self.stats.counters.insert(name.to_string(), value);
-        self.stats.info.insert(name.to_string(), StatInfo { unit, desc });
+        self.stats.info.insert(name.to_string(), StatInfo { unit, desc, kind: "count" });
+    }
+
+    fn gauge(&mut self, name: &str, value: u64, unit: &'static str, desc: &'static str) {
+        self.stats.counters.insert(name.to_string(), value);
+        self.stats.info.insert(name.to_string(), StatInfo { unit, desc, kind: "gauge" });
+    }
+}
+
+impl Stats {
+    /// The counters of a run measured from `baseline` (the same machine's
+    /// counters at the end of a warm-up): counts minus their warm-up share,
+    /// gauges as they are now. Derived metrics are not carried over; compute
+    /// them afresh.
+    pub fn since(&self, baseline: &Stats) -> Stats {
+        let counters = self
+            .counters
+            .iter()
+            .map(|(k, &v)| {
+                let gauge = self.info.get(k).is_some_and(|i| i.kind == "gauge");
+                let before = if gauge { 0 } else { baseline.get(k) };
+                debug_assert!(before <= v, "counter {k} went down from {before} to {v}");
+                (k.clone(), v - before)
+            })
+            .collect();
+        Stats { counters, derived: BTreeMap::new(), info: self.info.clone() }
     }
 }
