@@ -2,7 +2,8 @@
 //! Never in the hot path. Names live under `derived.` and are documented in
 //! [`DERIVED_DOCS`].
 //!
-//! The scale-out MMU study (shared/papers/mmu-scale-out-analysis.txt, Table II
+//! The scale-out MMU study (Karakostas et al., "Performance Analysis of the
+//! Memory Management Unit under Scale-out Workloads", IISWC 2014, Table II
 //! and Eq. 1-5) defines: walks per kilo-instruction, average cycles per walk,
 //! the share of cycles spent in walks, the perfect-MMU-cache bounds (every walk
 //! is one reference hitting L1/L2/LLC at 12/20/43 cycles) and the perfect-TLB
