@@ -276,9 +276,8 @@ def test_progress_true_draws_a_bar_and_returns_the_result(monkeypatch):
 
     # The bar goes to stderr only on a terminal: give it one that records what it draws.
     screen = io.StringIO()
-    monkeypatch.setattr(
-        tessera.progress, "Console", lambda **kw: Console(file=screen, force_terminal=True, width=120, color_system=None)
-    )
+    terminal = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    monkeypatch.setattr(tessera.progress, "Console", lambda **kw: terminal)
     r = tessera.simulate("tlb_only", synthetic={"pattern": "uniform", "accesses": 300_000}, progress=True)
     assert r.counters["core.records"] == 300_000
     frames = [f for f in screen.getvalue().split("\r") if "synthetic uniform" in f]

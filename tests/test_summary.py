@@ -102,7 +102,8 @@ def test_thp_run_with_both_sizes_shows_every_structure():
 @pytest.mark.parametrize("overrides", [[], THP])
 def test_cli_run_prints_the_same_note(cli, overrides):
     sets = [a for o in overrides for a in ("--set", o)]
-    r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", "5000", "--footprint", "64MiB", *sets)
+    synthetic = ["--synthetic", "uniform", "--accesses", "5000", "--footprint", "64MiB"]
+    r = cli("run", "--preset", "tlb_only", *synthetic, *sets)
     assert r.code == 0, r.err
     want = "4 KiB" if overrides else "2 MiB"
     assert [m.strip() for m in NOTE.findall(r.out)] == [want], r.out
