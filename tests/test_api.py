@@ -226,7 +226,20 @@ def test_compare_api(tmp_path):
     base = tessera.simulate("sandy_bridge", synthetic=SYN)
     thp = tessera.simulate("sandy_bridge", synthetic=SYN, overrides=["physmem.page_size=thp"])
     c = tessera.compare(base, thp)
-    assert isinstance(c, dict) and c
+    bc, oc = base.counters["core.cycles"], thp.counters["core.cycles"]
+    bw, ow = base.counters["walker.cycles"], thp.counters["walker.cycles"]
+    # Equation 1: the cycles expected if walks did not interact with anything else.
+    expected = bc - bw + ow
+    assert (c["base_cycles"], c["other_cycles"], c["base_walk_cycles"], c["other_walk_cycles"]) == (bc, oc, bw, ow)
+    assert c["expected_other_cycles"] == pytest.approx(expected)
+    assert c["simulated_speedup"] == pytest.approx(bc / oc - 1)
+    assert c["expected_speedup"] == pytest.approx(bc / expected - 1)
+    assert c["speedup_gap"] == pytest.approx(bc / oc - bc / expected)
+    assert c["walk_cycle_change"] == pytest.approx(ow / bw - 1)
+    assert c["base_walks_pki"] == base.stats["derived.walks_pki"]
+    assert c["other_walks_pki"] == thp.stats["derived.walks_pki"]
+    # THP removes most walks of a 64 MiB uniform stream.
+    assert ow < bw and c["simulated_speedup"] > 0
     base.save(tmp_path / "b.json")
     thp.save(tmp_path / "t.json")
     assert tessera.compare(tmp_path / "b.json", tmp_path / "t.json") == c
@@ -235,7 +248,8 @@ def test_compare_api(tmp_path):
 def test_bench_api():
     r = tessera.bench("tlb_only", synthetic={"pattern": "uniform", "accesses": 10_000, "footprint": "8GiB"})
     assert r["accesses"] == 10_000
-    assert r["seconds"] >= 0 and r["accesses_per_sec"] > 0
+    assert r["seconds"] > 0
+    assert r["accesses_per_sec"] == pytest.approx(r["accesses"] / r["seconds"])
 
 
 def test_parse_size():
@@ -253,9 +267,23 @@ def test_paths_accepted_everywhere(tmp_path, lackey_trace):
     assert r.source == "trace:x.tess"
 
 
-def test_progress_true_draws_a_bar_and_returns_the_result():
+def test_progress_true_draws_a_bar_and_returns_the_result(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    import tessera.progress
+
+    # The bar goes to stderr only on a terminal: give it one that records what it draws.
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    monkeypatch.setattr(tessera.progress, "Console", lambda **kw: terminal)
     r = tessera.simulate("tlb_only", synthetic={"pattern": "uniform", "accesses": 300_000}, progress=True)
     assert r.counters["core.records"] == 300_000
+    frames = [f for f in screen.getvalue().split("\r") if "synthetic uniform" in f]
+    assert frames, screen.getvalue()
+    last = frames[-1]
+    assert "━" in last and "100%" in last and "300.0k/300.0k" in last
 
 
 def test_results_and_errors_pickle(result, tmp_path):

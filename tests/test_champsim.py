@@ -50,10 +50,6 @@ def _expected(n: int = 3000) -> dict[str, int]:
     return {"loads": len(active), "stores": stores, "instructions": last + 1}
 
 
-def test_record_layout_is_64_bytes():
-    assert len(_record(0)) == 64
-
-
 def test_info_convert_and_run(cli, tmp_path, champsim_xz):
     r = cli("trace", "info", champsim_xz, "--json")
     assert r.code == 0, r.err

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tessera
+from tessera.summary import fmt, pct
 from conftest import SMALL_SYNTHETIC
 
 RESULT_KEYS = {"tessera_version", "seed", "source", "config", "config_toml", "stats"}
@@ -192,7 +193,28 @@ def test_compare(cli, tmp_path):
     assert cli(*base, "--set", "physmem.page_size=thp", "--out", "thp.json").code == 0
     r = cli("compare", "4k.json", "thp.json")
     assert r.code == 0, r.err
-    assert r.out.strip()
+    # Every printed number is Equation 1 computed by hand from the two results.
+    b, o = tessera.load_result(tmp_path / "4k.json"), tessera.load_result(tmp_path / "thp.json")
+    bc, oc = b.counters["core.cycles"], o.counters["core.cycles"]
+    bw, ow = b.counters["walker.cycles"], o.counters["walker.cycles"]
+    expected = bc - bw + ow
+    rows = {
+        "cycles": [fmt(bc), fmt(oc)],
+        "walk cycles": [fmt(bw), fmt(ow)],
+        "walks PKI": [fmt(b.stats["derived.walks_pki"]), fmt(o.stats["derived.walks_pki"])],
+        "expected cycles (Eq. 1)": [fmt(float(expected))],
+        "change in walk cycles": [pct(ow / bw - 1)],
+        "expected speedup": [pct(bc / expected - 1)],
+        "simulated speedup": [pct(bc / oc - 1)],
+        "simulated - expected": [pct((bc / oc - 1) - (bc / expected - 1))],
+    }
+    printed = {}
+    for line in r.out.splitlines():
+        for label in rows:
+            if line.startswith(label + " "):
+                printed[label] = line[len(label):].split()
+    assert printed == rows, r.out
+    assert bw > ow > 0 and oc < bc  # THP removes most walks of this stream
     r = cli("compare", "4k.json", "thp.json", "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out) == tessera.compare(tmp_path / "4k.json", tmp_path / "thp.json")

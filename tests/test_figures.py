@@ -52,6 +52,19 @@ def sweep_frame(seeds=(0, 1), **extra_axes) -> pd.DataFrame:
     return df
 
 
+def stat_doc(name: str) -> tuple[str, str]:
+    """``(unit, description)`` as ``tessera stats`` prints them."""
+    return tessera.stat_docs("sandy_bridge")[name]
+
+
+def one_line(label: str) -> str:
+    """An axis label with its wrapping undone."""
+    return label.replace("\n", " ")
+
+
+WALKS_PKI_UNIT, WALKS_PKI = stat_doc("derived.walks_pki")
+
+
 def value(ps: str, w: str, s: int) -> float:
     return BASE[w] * SCALE[ps] + s
 
@@ -84,7 +97,7 @@ def test_bars_heights_and_geomean_without_hue():
     assert heights[:3] == pytest.approx(expected)
     assert heights[3] == pytest.approx(gmean(expected))  # (10*4*2)^(1/3) = 4.309
     assert tick_labels(ax) == ["gups", "kvcache", "sort", "geomean"]
-    assert ax.get_ylabel() == "derived.walks_pki"
+    assert one_line(ax.get_ylabel()) == f"{WALKS_PKI} ({WALKS_PKI_UNIT})"
     assert ax.get_legend() is None
     assert fig.tessera_notes == []
 
@@ -134,7 +147,9 @@ def test_bars_normalised_to_a_hue_value_pairs_each_seed_with_its_baseline():
     only = bar_heights(figures.bars(df, "walks_pki", hue="physmem.page_size", baseline="4k", hue_order=["thp"]))
     assert list(only) == ["thp"] and only["thp"] == pytest.approx(got["thp"])
     ax = fig.axes[0]
-    assert ax.get_ylabel() == "derived.walks_pki\nnormalised to 4k"
+    # A ratio: the description without a unit, then what it is divided by.
+    assert ax.get_ylabel().split("\n")[-1] == "normalised to 4k"
+    assert one_line(ax.get_ylabel()) == f"{WALKS_PKI} normalised to 4k"
     # The dashed reference line at 1.
     assert any(list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())
 
@@ -145,13 +160,50 @@ def test_bars_normalised_to_a_mapping_over_x():
     got = bar_heights(fig)
     for ps in SCALE:
         assert got[ps] == pytest.approx([value(ps, w, 0) / value(ps, "sort", 0) for w in BASE])
-    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to workload=sort"
+    assert one_line(fig.axes[0].get_ylabel()) == f"{WALKS_PKI} normalised to workload=sort"
     # Both columns named: every bar is divided by the one (sort, 4k) run.
     both = {"workload": "sort", "physmem.page_size": "4k"}
     fig = figures.bars(df, "walks_pki", hue="physmem.page_size", baseline=both)
     assert bar_heights(fig)["thp"][:3] == pytest.approx([value("thp", w, 0) / value("4k", "sort", 0) for w in BASE])
     # Wrapped to fit beside the axis, never inside "column=value".
-    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to workload=sort,\nphysmem.page_size=4k"
+    assert fig.axes[0].get_ylabel().endswith("\nnormalised to workload=sort,\nphysmem.page_size=4k")
+
+
+def test_fractions_are_drawn_in_percent_with_their_description():
+    df = sweep_frame(seeds=(0,))
+    df["derived.walk_cycle_share"] = df["derived.walks_pki"] / 100
+    unit, desc = stat_doc("derived.walk_cycle_share")
+    assert unit == "fraction"
+    fig = figures.bars(df, "walk_cycle_share", hue="physmem.page_size")
+    label = fig.axes[0].get_ylabel()
+    assert "%" in label and desc in one_line(label)
+    assert one_line(label) == f"{desc} (%)"
+    for ps, heights in bar_heights(fig).items():
+        drawn = [100 * value(ps, w, 0) / 100 for w in BASE]
+        assert heights == pytest.approx(drawn + [gmean(drawn)])
+    # Lines too; a ratio of two fractions is not scaled.
+    fig = figures.lines(df, "walk_cycle_share", x="physmem.page_size", hue="workload")
+    assert one_line(fig.axes[0].get_ylabel()) == f"{desc} (%)"
+    xs, ys = line_data(fig)["gups"]
+    assert ys == pytest.approx([value(ps, "gups", 0) for ps in SCALE])
+    fig = figures.bars(df, "walk_cycle_share", hue="physmem.page_size", baseline="4k", geomean=False)
+    assert bar_heights(fig)["thp"] == pytest.approx([SCALE["thp"]] * 3)
+    assert "%" not in fig.axes[0].get_ylabel()
+
+
+def test_counters_of_any_structure_name_get_their_unit_and_description():
+    df = sweep_frame(seeds=(0,)).rename(columns={"mmu.tlb.l2_tlb.misses": "mmu.my_stlb.misses"})
+    unit, desc = stat_doc("mmu.l2_tlb.misses")
+    fig = figures.bars(df, "mmu.my_stlb.misses", where={"physmem.page_size": "4k"})
+    assert one_line(fig.axes[0].get_ylabel()) == f"{desc} ({unit})"
+    (heights,) = bar_heights(fig).values()
+    assert heights[:3] == pytest.approx([1000 * BASE[w] for w in BASE])
+    # A column that is not a stat keeps its name and its values.
+    df["config.physmem.capacity"] = 2.0
+    fig = figures.bars(df, "config.physmem.capacity", where={"physmem.page_size": "4k"}, geomean=False)
+    assert fig.axes[0].get_ylabel() == "physmem.capacity"
+    (heights,) = bar_heights(fig).values()
+    assert heights == pytest.approx([2.0] * 3)
 
 
 def test_normalising_a_plain_frame_without_seeds_or_axes():
@@ -281,7 +333,7 @@ def test_lines_normalised_to_an_x_value():
     expected = [np.mean([(4096 / e + s) / (8 + s) for s in (0, 1)]) for e in xs]
     assert ys == pytest.approx(expected)
     assert ys[0] == pytest.approx(1.0)
-    assert fig.axes[0].get_ylabel() == "derived.walks_pki\nnormalised to mmu.tlb.l2_tlb.entries=512"
+    assert one_line(fig.axes[0].get_ylabel()) == f"{WALKS_PKI} normalised to mmu.tlb.l2_tlb.entries=512"
 
 
 def test_lines_place_size_strings_by_value_and_keep_their_names():

@@ -47,7 +47,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--logx", action="store_true", help="lines: logarithmic x axis")
     p.add_argument("--logy", action="store_true", help="logarithmic y axis")
     p.add_argument("--title", help="title above the plot")
-    p.add_argument("--ylabel", help="y axis label (default: the stat, and what it is normalised to)")
+    p.add_argument("--ylabel", help="y axis label (default: the stat's description and unit, fractions in %%; "
+                   "and what it is normalised to)")
     p.add_argument("-o", "--output", action="append", required=True, metavar="FILE",
                    help="FILE.png, FILE.svg or FILE.pdf (repeatable: one figure, several files)")
 

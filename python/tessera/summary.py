@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
 from tessera.result import Result
 
@@ -27,6 +28,10 @@ _SHARE_SUFFIXES = ("_share", "_rate")
 
 #: Page-walk references by the level that served them, in hierarchy order.
 _WALK_REF_LEVELS = (("l1d", "L1D"), ("l2", "L2"), ("llc", "LLC"), ("dram", "DRAM"))
+
+#: Page sizes as a TLB's ``page_sizes`` names them: the counter of pages the
+#: run mapped at that size, and how the summary writes the size.
+_PAGE_SIZES = {"4k": ("os.pages_4k", "4 KiB"), "2m": ("os.pages_2m", "2 MiB"), "1g": ("os.pages_1g", "1 GiB")}
 
 
 def fmt(v: Any) -> str:
@@ -115,11 +120,47 @@ def _tlb_names(result: Result) -> list[str]:
     return sorted(names, key=lambda n: order[n])
 
 
-def summary_tables(result: Result) -> list[Table]:
+def _unused_tlbs(result: Result, names: list[str]) -> dict[str, list[str]]:
+    """The TLB structures that hold only page sizes the run never mapped,
+    with the sizes each holds.
+
+    Structures of one level are probed in parallel, so such a structure counts
+    a miss on every lookup: its miss rate and MPKI describe the access count,
+    not the structure."""
+    if not any(counter in result.counters for counter, _ in _PAGE_SIZES.values()):
+        return {}
+    mapped = {size for size, (counter, _) in _PAGE_SIZES.items() if result.counters.get(counter)}
+    if not mapped:
+        return {}
+    tlbs = result.config.get("mmu", {}).get("tlb", {})
+    out = {}
+    for n in names:
+        sizes = [str(x) for x in tlbs.get(n, {}).get("page_sizes", [])]
+        if sizes and not set(sizes) & mapped:
+            out[n] = sizes
+    return out
+
+
+def _sizes_text(sizes: list[str]) -> str:
+    return " or ".join(_PAGE_SIZES[x][1] if x in _PAGE_SIZES else x for x in sizes)
+
+
+def _unused_note(unused: dict[str, list[str]]) -> str:
+    kinds = {tuple(sizes) for sizes in unused.values()}
+    if len(kinds) == 1:
+        what = f"holds only {_sizes_text(list(kinds.pop()))} pages, which this run never mapped"
+    else:
+        what = "holds only page sizes this run never mapped (" + "; ".join(
+            f"{n}: {_sizes_text(sizes)}" for n, sizes in unused.items()
+        ) + ")"
+    return f"n/a: {what}, so every lookup in it misses."
+
+
+def summary_tables(result: Result) -> list[Any]:
     """The readable summary: run totals, TLBs, walks, bounds, caches, memory."""
     s = result.stats
     timed = _timed(result)
-    tables: list[Optional[Table]] = []
+    tables: list[Any] = []
 
     run = _Rows(result, "Run")
     run.add_value("machine", str(result.config.get("name", "?")))
@@ -141,7 +182,11 @@ def summary_tables(result: Result) -> list[Table]:
         t = Table(title="TLBs", title_justify="left", title_style="bold", header_style="bold", box=None, pad_edge=False)
         for col in ("structure", "lookups", "hits", "misses", "miss rate", "MPKI"):
             t.add_column(col, justify="left" if col == "structure" else "right")
+        unused = _unused_tlbs(result, tlbs)
         for n in tlbs:
+            if n in unused:
+                t.add_row(n, fmt(s.get(f"mmu.{n}.lookups")), "n/a", "n/a", "n/a", "n/a")
+                continue
             t.add_row(
                 n,
                 fmt(s.get(f"mmu.{n}.lookups")),
@@ -150,7 +195,11 @@ def summary_tables(result: Result) -> list[Table]:
                 pct(s.get(f"derived.mmu.{n}.miss_rate")),
                 fmt(s.get(f"derived.mmu.{n}.mpki")),
             )
-        tables.append(t)
+        if unused:
+            # Under the table, not in a caption: a caption wraps at the table's width.
+            tables.append(Group(t, Text(_unused_note(unused), style="dim")))
+        else:
+            tables.append(t)
 
     walks = _Rows(result, "Page walks")
     walks.add("walks", "walker.walks")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import re
 import textwrap
@@ -97,6 +98,65 @@ def short_name(col: str) -> str:
         if col.startswith(p):
             return col[len(p) :]
     return col
+
+
+#: Unit of the stats that are shares of a whole (0..1); figures show them in %.
+FRACTION_UNIT = "fraction"
+#: Stat families whose second name segment is a structure the user named
+#: (``mmu.<tlb>.``, ``cache.<level>.``): any name there means the same.
+_NAMED_STRUCTURES = ("mmu", "cache")
+_PLACEHOLDER = re.compile(r"<[^>]+>")
+#: Axis labels are wrapped: one line would often be longer than the axis is tall.
+_WRAP = dict(width=40, break_long_words=False, break_on_hyphens=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _stat_doc_index() -> tuple[dict[str, tuple[str, str]], tuple[tuple[Any, tuple[str, str]], ...]]:
+    """Every stat's ``(unit, description)``, as ``tessera stats`` prints them:
+    exact names, and patterns for the names that contain a structure's name."""
+    from tessera import _core, api
+
+    exact: dict[str, tuple[str, str]] = {}
+    for preset in api.presets():
+        exact.update(api.stat_docs(preset))
+    patterns: dict[str, tuple[str, str]] = {}
+    for name, doc in exact.items():
+        parts = name.split(".")
+        if parts[0] in _NAMED_STRUCTURES and len(parts) == 3 and parts[1] not in ("psc", "dram"):
+            patterns.setdefault(re.escape(parts[0]) + r"\.[^.]+\." + re.escape(parts[2]), doc)
+    for name, doc in _core.derived_docs().items():
+        if _PLACEHOLDER.search(name):
+            pieces = re.split(r"(<[^>]+>)", name)
+            rx = "".join(r"[^.]+" if _PLACEHOLDER.fullmatch(t) else re.escape(t) for t in pieces if t)
+            patterns.setdefault(rx, doc)
+        else:
+            exact.setdefault(name, doc)
+    return exact, tuple((re.compile(rx + r"\Z"), doc) for rx, doc in patterns.items())
+
+
+def stat_doc(col: str) -> Optional[tuple[str, str]]:
+    """``(unit, description)`` of the stat in column ``col``, or ``None`` for a
+    column that is not a stat (an axis, a config value)."""
+    exact, patterns = _stat_doc_index()
+    if col in exact:
+        return exact[col]
+    for rx, doc in patterns:
+        if rx.match(col):
+            return doc
+    return None
+
+
+def stat_label(col: str) -> tuple[str, Optional[str], float]:
+    """How a figure names the values of column ``col``: ``(what, unit,
+    factor)``. A stat is named by its description and unit, and a fraction is
+    drawn in % (values × 100); any other column by its name, unscaled."""
+    doc = stat_doc(col)
+    if doc is None:
+        return short_name(col), None, 1.0
+    unit, desc = doc
+    if unit == FRACTION_UNIT:
+        return desc, "%", 100.0
+    return desc, unit, 1.0
 
 
 def _same_dimension(col: str) -> set[str]:
@@ -288,14 +348,15 @@ def prepare(
     _check_no_stray_axis(d, others, keys)
 
     values = d[y_col].astype(float)
+    y_what, y_unit, y_factor = stat_label(y_col)
     normalised = baseline is not None
     if normalised:
+        # A ratio has no unit, and scaling both sides would cancel.
         values, what = _normalise(d, values, x_col, hue_col, baseline, replicates + others, keys)
-        # Wrapped: one line would often be longer than the axis is tall.
-        wrap = dict(width=40, break_long_words=False, break_on_hyphens=False)
-        default_ylabel = "\n".join([short_name(y_col)] + textwrap.wrap(f"normalised to {what}", **wrap))
+        default_ylabel = "\n".join(textwrap.wrap(y_what, **_WRAP) + textwrap.wrap(f"normalised to {what}", **_WRAP))
     else:
-        default_ylabel = short_name(y_col)
+        values = values * y_factor
+        default_ylabel = "\n".join(textwrap.wrap(f"{y_what} ({y_unit})" if y_unit else y_what, **_WRAP))
 
     # An explicit order is also a selection, made after normalising so that
     # the baseline need not be drawn (hue_order=["thp"], baseline="4k").

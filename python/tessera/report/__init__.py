@@ -7,7 +7,7 @@ next to the paper's.
 Studies (:data:`STUDIES`):
 
 - ``mmu-analysis``: Karakostas et al., "Performance Analysis of the Memory
-  Management Unit under Scale-out Workloads" (`shared/papers/mmu-scale-out-analysis.txt`);
+  Management Unit under Scale-out Workloads" (IISWC 2014);
   see :mod:`tessera.report.mmu_analysis` and docs/reproduce-mmu-analysis.md.
 """
 

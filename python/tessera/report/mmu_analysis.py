@@ -1,6 +1,6 @@
 """Reproduce the scale-out MMU study on Tessera's workloads: sweeps and analysis.
 
-The study (``shared/papers/mmu-scale-out-analysis.txt``; its numbers are in
+The study (Karakostas et al., IISWC 2014; its numbers are in
 :mod:`tessera.report.paper_mmu`) measured, with perf counters on a Sandy
 Bridge Xeon, how much time CloudSuite services spend in page walks with
 4 KiB pages and with THP, how often they walk and what a walk costs, how far

@@ -5,7 +5,7 @@
 //! ## Config
 //! `kind = "base_only"` (no parameters)
 //! ## Stats
-//! The page counts live under `physmem.pages_4k`.
+//! Pages mapped are counted by the OS model, in `os.pages_4k`.
 
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@
 //! size; when no such block is free (fragmented memory) or part of the region is
 //! already mapped with smaller pages, it falls back to the next smaller size.
 //! ## Paper
-//! `shared/papers/mmu-scale-out-analysis.txt` §III-A (THP); the GTSM paper's
+//! The scale-out MMU study (Karakostas et al., IISWC 2014) §III-A (THP); the GTSM paper's
 //! traditional 2 MB superpaging baseline.
 //! ## Choices where the papers are silent
 //! - No khugepaged: regions that fell back to 4 KiB are never collapsed later.
@@ -14,7 +14,8 @@
 //! ## Config
 //! `kind = "thp"`, `max = "2m" | "1g"` (default "2m")
 //! ## Stats
-//! `physmem.pages_2m`, `physmem.pages_1g`, `physmem.large_fallbacks`.
+//! Counted by the OS model: `os.pages_4k`, `os.pages_2m`, `os.pages_1g`,
+//! `os.large_fallbacks`.
 
 use serde::{Deserialize, Serialize};
 

@@ -8,13 +8,14 @@
 //! names depends only on the machine: a metric whose denominator is zero in a
 //! run is NaN (written as `null`), never left out.
 //!
-//! The scale-out MMU study (its Table II and Eq. 1-5) defines:
-//! walks per kilo-instruction, average cycles per walk (WALK_DURATION /
-//! WALK_COMPLETED), the share of cycles spent in walks, the perfect-MMU-cache
-//! bounds (every walk is one reference hitting L1/L2/LLC at 12/20/43 cycles)
-//! and the perfect-TLB bound (every TLB miss costs 7 cycles), each as a share
-//! of total cycles, and Equation 1's expected cycles when two configurations
-//! are compared.
+//! The scale-out MMU study (Karakostas et al., "Performance Analysis of the
+//! Memory Management Unit under Scale-out Workloads", IISWC 2014, Table II
+//! and Eq. 1-5) defines: walks per kilo-instruction, average cycles per walk
+//! (WALK_DURATION / WALK_COMPLETED), the share of cycles spent in walks, the
+//! perfect-MMU-cache bounds (every walk is one reference hitting L1/L2/LLC at
+//! 12/20/43 cycles) and the perfect-TLB bound (every TLB miss costs 7
+//! cycles), each as a share of total cycles, and Equation 1's expected cycles
+//! when two configurations are compared.
 
 use serde::Serialize;
 

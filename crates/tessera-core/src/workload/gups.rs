@@ -5,8 +5,9 @@
 //! independent random streams `ran[0..128]` kept in a stack array. Each update
 //! advances one stream with HPCC's shift register
 //! (`ran = (ran << 1) ^ (ran < 0 ? POLY : 0)`, `POLY = 7`) and does
-//! `table[ran & (size-1)] ^= ran`. Streams start at `HPCC_starts(n)` for
-//! evenly spaced `n`, as in HPCC.
+//! `table[ran & (size-1)] ^= ran`. Stream `j` starts at
+//! `HPCC_starts(updates / 128 * j)`, as in HPCC: each stream begins where the
+//! previous one's share of the updates ends.
 //!
 //! Emitted per update (10 instructions, 4 accesses): load `ran[j]` (stack),
 //! store `ran[j]`, load `table[i]`, store `table[i]`; instructions 2/4/2/2 in
@@ -19,7 +20,11 @@
 //!   table is not allocated on the host: a 64 GiB table costs no host memory.
 //! - `updates=0` means HPCC's own count, 4 × table words.
 //! - The seed offsets every stream's start by `seed × 2^40` steps of the
-//!   generator's period, so seed 0 is HPCC's exact sequence.
+//!   generator's period. With seed 0 and `updates=0` (HPCC's count) the
+//!   updates are HPCC's exact sequence; with another count the streams are
+//!   spaced as HPCC would space them for that count.
+//! - Fewer than 128 updates would start every stream at the same value (HPCC
+//!   never runs so few); the spacing is then one step.
 //! - Layout: the table is one mmap (2 MiB-aligned), `ran[]` is on the stack.
 
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -127,7 +132,7 @@ impl Workload for Gups {
         let per_lane = self.updates / LANES as u64;
         let offset = self.seed.wrapping_mul(1 << 40);
         for (j, r) in ran.iter_mut().enumerate() {
-            *r = hpcc_starts(offset.wrapping_add(per_lane.max(1) * 4 * j as u64) % PERIOD);
+            *r = hpcc_starts(offset.wrapping_add(per_lane.max(1) * j as u64) % PERIOD);
         }
         let mut done = 0u64;
         while done < self.updates {
@@ -168,6 +173,40 @@ mod tests {
         for n in 0..300u64 {
             assert_eq!(hpcc_starts(n), r, "n={n}");
             r = step(r);
+        }
+    }
+
+    /// HPCC's generator written out again, apart from `step`, so the test
+    /// does not check the workload against itself.
+    fn hpcc_next(r: u64) -> u64 {
+        let carry = if r & (1 << 63) != 0 { 7 } else { 0 };
+        r.wrapping_shl(1) ^ carry
+    }
+
+    #[test]
+    fn seed_0_with_hpccs_count_is_hpccs_sequence() {
+        // 64 KiB table: 8192 words, HPCC's 4 x 8192 updates, 256 per stream.
+        let (words, per_lane) = (8192u64, 256u64);
+        let recs = crate::workload::tests::emitted("gups", &[("table", "64KiB"), ("updates", "0")], 0);
+        assert_eq!(recs.len() as u64, 4 * 4 * words);
+        // Each update is: load ran[j], store ran[j], load table[i], store table[i].
+        let table_load = |round: u64, lane: u64| recs[(4 * (128 * round + lane) + 2) as usize].1;
+        let mut starts = Vec::new();
+        let mut r = 1u64;
+        for n in 0..=per_lane * 127 {
+            if n % per_lane == 0 {
+                starts.push(r);
+            }
+            r = hpcc_next(r);
+        }
+        // Lane 0 starts at HPCC_starts(0) = 1, so its first value is 2.
+        assert_eq!(hpcc_next(starts[0]), 2);
+        let base = table_load(0, 0) - 8 * 2;
+        for (lane, &start) in starts.iter().enumerate() {
+            let first = hpcc_next(start);
+            let second = hpcc_next(first);
+            assert_eq!(table_load(0, lane as u64), base + 8 * (first & (words - 1)), "lane {lane}, first");
+            assert_eq!(table_load(1, lane as u64), base + 8 * (second & (words - 1)), "lane {lane}, second");
         }
     }
 }
