@@ -236,8 +236,8 @@ def test_compare_api(tmp_path):
     assert c["expected_speedup"] == pytest.approx(bc / expected - 1)
     assert c["speedup_gap"] == pytest.approx(bc / oc - bc / expected)
     assert c["walk_cycle_change"] == pytest.approx(ow / bw - 1)
-    assert c["base_walks_pki"] == base.stats["derived.walks_pki"]
-    assert c["other_walks_pki"] == thp.stats["derived.walks_pki"]
+    assert c["base_walks_pki"] == base.stats["walker.walks_pki"]
+    assert c["other_walks_pki"] == thp.stats["walker.walks_pki"]
     # THP removes most walks of a 64 MiB uniform stream.
     assert ow < bw and c["simulated_speedup"] > 0
     base.save(tmp_path / "b.json")

@@ -201,7 +201,7 @@ def test_compare(cli, tmp_path):
     rows = {
         "cycles": [fmt(bc), fmt(oc)],
         "walk cycles": [fmt(bw), fmt(ow)],
-        "walks PKI": [fmt(b.stats["derived.walks_pki"]), fmt(o.stats["derived.walks_pki"])],
+        "walks PKI": [fmt(b.stats["walker.walks_pki"]), fmt(o.stats["walker.walks_pki"])],
         "expected cycles (Eq. 1)": [fmt(float(expected))],
         "change in walk cycles": [pct(ow / bw - 1)],
         "expected speedup": [pct(bc / expected - 1)],

@@ -43,7 +43,7 @@ def sweep_frame(seeds=(0, 1), **extra_axes) -> pd.DataFrame:
                     "param.table": "256MiB",
                     "config.physmem.capacity": 1 << 34,
                     "mmu.tlb.l2_tlb.misses": int(1000 * base * f),
-                    "derived.walks_pki": base * f + s,
+                    "walker.walks_pki": base * f + s,
                 }
                 rows.append(row)
     df = pd.DataFrame(rows)
@@ -62,7 +62,7 @@ def one_line(label: str) -> str:
     return label.replace("\n", " ")
 
 
-WALKS_PKI_UNIT, WALKS_PKI = stat_doc("derived.walks_pki")
+WALKS_PKI_UNIT, WALKS_PKI = stat_doc("walker.walks_pki")
 
 
 def value(ps: str, w: str, s: int) -> float:
@@ -90,7 +90,7 @@ def gmean(vals) -> float:
 
 def test_bars_heights_and_geomean_without_hue():
     df = sweep_frame(seeds=(0,))
-    fig = figures.bars(df, "derived.walks_pki", where={"physmem.page_size": "4k"})
+    fig = figures.bars(df, "walker.walks_pki", where={"physmem.page_size": "4k"})
     ax = fig.axes[0]
     (heights,) = bar_heights(fig).values()
     expected = [10.0, 4.0, 2.0]
@@ -171,8 +171,8 @@ def test_bars_normalised_to_a_mapping_over_x():
 
 def test_fractions_are_drawn_in_percent_with_their_description():
     df = sweep_frame(seeds=(0,))
-    df["derived.walk_cycle_share"] = df["derived.walks_pki"] / 100
-    unit, desc = stat_doc("derived.walk_cycle_share")
+    df["walker.walk_cycle_share"] = df["walker.walks_pki"] / 100
+    unit, desc = stat_doc("walker.walk_cycle_share")
     assert unit == "fraction"
     fig = figures.bars(df, "walk_cycle_share", hue="physmem.page_size")
     label = fig.axes[0].get_ylabel()
@@ -220,8 +220,8 @@ def test_normalising_a_plain_frame_without_seeds_or_axes():
 
 def test_geomean_leaves_out_zero_negative_and_missing_bars_with_a_note():
     df = sweep_frame(seeds=(0,))
-    df.loc[(df.workload == "gups") & (df["axis.physmem.page_size"] == "2m"), "derived.walks_pki"] = 0.0
-    df.loc[(df.workload == "sort") & (df["axis.physmem.page_size"] == "2m"), "derived.walks_pki"] = -1.0
+    df.loc[(df.workload == "gups") & (df["axis.physmem.page_size"] == "2m"), "walker.walks_pki"] = 0.0
+    df.loc[(df.workload == "sort") & (df["axis.physmem.page_size"] == "2m"), "walker.walks_pki"] = -1.0
     df = df[~((df.workload == "kvcache") & (df["axis.physmem.page_size"] == "thp"))]
     fig = figures.bars(df, "walks_pki", hue="physmem.page_size")
     got = bar_heights(fig)
@@ -292,7 +292,7 @@ def entries_frame() -> pd.DataFrame:
                         "axis.seed": s,
                         "axis.mmu.tlb.l2_tlb.entries": entries,
                         "axis.physmem.page_size": ps,
-                        "derived.walks_pki": 4096 / entries * f + s,
+                        "walker.walks_pki": 4096 / entries * f + s,
                     }
                 )
     return pd.DataFrame(rows)
@@ -376,7 +376,7 @@ def test_unknown_column_suggests_close_matches_and_lists_axes():
     msg = str(e.value)
     assert "unknown column 'physmem.pagesize'; did you mean axis.physmem.page_size" in msg
     assert "Axis columns: axis.workload, axis.physmem.page_size, axis.seed." in msg
-    with pytest.raises(ValueError, match=r"unknown column 'walk_pki'; did you mean derived.walks_pki\?"):
+    with pytest.raises(ValueError, match=r"unknown column 'walk_pki'; did you mean walker.walks_pki\?"):
         figures.lines(df, "walk_pki", x="seed")
     with pytest.raises(ValueError, match="no similar column"):
         figures.bars(df, "zzzzqqq")
@@ -404,8 +404,8 @@ def test_bad_baselines_and_filters():
         figures.bars(df, "walks_pki", baseline="4k", where={"physmem.page_size": "4k"})
     zero = df.copy()
     sort_4k_seed1 = (zero.workload == "sort") & (zero["axis.physmem.page_size"] == "4k") & (zero.seed == 1)
-    zero.loc[sort_4k_seed1, "derived.walks_pki"] = 0
-    with pytest.raises(ValueError, match="the baseline derived.walks_pki is 0 for workload=sort, seed=1"):
+    zero.loc[sort_4k_seed1, "walker.walks_pki"] = 0
+    with pytest.raises(ValueError, match="the baseline walker.walks_pki is 0 for workload=sort, seed=1"):
         figures.bars(zero, "walks_pki", hue="physmem.page_size", baseline="4k")
     gap = df[~((df.workload == "kvcache") & (df["axis.physmem.page_size"] == "4k"))]
     with pytest.raises(ValueError, match="no baseline run .* for workload=kvcache, seed=0"):
@@ -511,7 +511,7 @@ def test_cli_sweep_then_plot_draws_what_the_api_draws(cli, tmp_path):
     r = cli("sweep", "tiny.toml", "--store", "s.sqlite", "-j", "1", "-q")
     assert r.code == 0, r.err
     r = cli(
-        "plot", "bars", "--store", "s.sqlite", "--sweep", "tiny", "--y", "derived.walks_pki", "--x", ENTRIES,
+        "plot", "bars", "--store", "s.sqlite", "--sweep", "tiny", "--y", "walker.walks_pki", "--x", ENTRIES,
         "--hue", KIND, "--baseline", "base_only", "--title", "tiny", "-o", "bars.svg", "-o", "bars.png",
     )  # fmt: skip
     assert r.code == 0, r.err
@@ -519,11 +519,11 @@ def test_cli_sweep_then_plot_draws_what_the_api_draws(cli, tmp_path):
     assert (tmp_path / "bars.png").read_bytes().startswith(b"\x89PNG")
 
     df = tessera.results.load(tmp_path / "s.sqlite", sweep="tiny")
-    fig = figures.bars(df, "derived.walks_pki", x=ENTRIES, hue=KIND, baseline="base_only", title="tiny")
+    fig = figures.bars(df, "walker.walks_pki", x=ENTRIES, hue=KIND, baseline="base_only", title="tiny")
     (mine,) = figures.save(fig, tmp_path / "api.svg")
     assert (tmp_path / "bars.svg").read_bytes() == mine.read_bytes()
     # ...and the bars are the stored values divided by hand.
-    v = {(row[f"axis.{ENTRIES}"], row[f"axis.{KIND}"]): row["derived.walks_pki"] for _, row in df.iterrows()}
+    v = {(row[f"axis.{ENTRIES}"], row[f"axis.{KIND}"]): row["walker.walks_pki"] for _, row in df.iterrows()}
     ratios = [v[(e, "thp")] / v[(e, "base_only")] for e in (256, 512)]
     assert bar_heights(fig)["thp"] == pytest.approx(ratios + [gmean(ratios)])
     assert bar_heights(fig)["base_only"] == pytest.approx([1.0, 1.0, 1.0])

@@ -50,8 +50,8 @@ def _shown(r: tessera.Result, n: str) -> list[str]:
         fmt(s[f"mmu.{n}.lookups"]),
         fmt(s[f"mmu.{n}.hits"]),
         fmt(s[f"mmu.{n}.misses"]),
-        pct(s.get(f"derived.mmu.{n}.miss_rate")),
-        fmt(s[f"derived.mmu.{n}.mpki"]),
+        pct(s.get(f"mmu.{n}.miss_rate")),
+        fmt(s[f"mmu.{n}.mpki"]),
     ]
 
 
@@ -63,7 +63,7 @@ def test_4k_run_shows_2m_structures_as_na():
     r = tessera.simulate("sandy_bridge", synthetic=SYN)
     assert r.counters["os.pages_4k"] > 0 and r.counters["os.pages_2m"] == 0
     # Without the n/a rule the 2 MiB D-TLB would read 100 % misses and MPKI 333.
-    assert r.stats["derived.mmu.l1_dtlb_2m.miss_rate"] == 1.0
+    assert r.stats["mmu.l1_dtlb_2m.miss_rate"] == 1.0
     text = _render(r)
     rows = _tlb_rows(text)
     for n in ("l1_dtlb_2m", "l1_itlb_2m"):

@@ -135,6 +135,7 @@ def simulate(
     progress: Union[ProgressFn, bool, None] = None,
     champsim_ifetch: Optional[bool] = None,
     champsim_access_size: Optional[int] = None,
+    warmup: Union[int, str, None] = None,
 ) -> Result:
     """Simulate one access stream on one machine.
 
@@ -151,6 +152,13 @@ def simulate(
     per instruction (default off) and ``champsim_access_size`` sets the size
     of every load and store (default 8 bytes); other formats ignore them.
 
+    ``warmup`` runs the start of the stream to warm the machine (TLBs,
+    caches, page tables) and then restarts every counter, so the result
+    measures only the rest: an int is a number of access records; a string
+    is ``"N"``, ``"N accesses"`` or ``"N instructions"`` (N as ``1000000``,
+    ``1_000_000``, ``1e6`` or ``1M``). Gauges (free frames, page-table nodes)
+    are the levels at the end. ``result.phases`` gives both phases' lengths.
+
     ``progress(done, total)`` is called every few batches from the simulating
     thread; raising from it (``KeyboardInterrupt`` included) stops the run and
     the exception propagates. ``progress=True`` draws a progress bar on
@@ -162,16 +170,28 @@ def simulate(
     kind, value = source_of(config)
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
     args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
+    warm = warmup_text(warmup)
     if progress is True:
         from tessera.progress import ProgressBar
 
         with ProgressBar(_source_label(trace_path, synth, wl)) as bar:
             return Result._from_core(
-                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl)
+                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl, warm)
             )
     if progress is False:
         progress = None
-    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl))
+    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl, warm))
+
+
+def warmup_text(warmup: Union[int, str, None]) -> Optional[str]:
+    """A warm-up length as the core parses it (``None``: no warm-up)."""
+    if warmup is None:
+        return None
+    if isinstance(warmup, bool) or not isinstance(warmup, (int, str)):
+        raise TypeError(f"warmup must be a number of accesses or a string like '1M instructions', not {warmup!r}")
+    if isinstance(warmup, int) and warmup < 0:
+        raise ValueError(f"warmup cannot be negative ({warmup})")
+    return str(warmup)
 
 
 def bench(
@@ -261,7 +281,7 @@ def stat_docs(
     config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()
 ) -> dict[str, tuple[str, str]]:
     """``{stat name: (unit, description)}`` for every stat the machine reports:
-    its counters, then the derived metrics (``derived.mmu.<tlb>.mpki`` stands
+    its counters, then the derived metrics (``mmu.<tlb>.mpki`` stands
     for one metric per TLB structure)."""
     kind, value = source_of(config)
     docs = dict(_core.stat_docs(kind, value, _overrides(overrides)))

@@ -197,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help=f"bytes the synthetic stream covers, e.g. 1GiB (default {defaults['footprint']} bytes)",
     )
+    p_run.add_argument(
+        "--warmup",
+        default=None,
+        metavar="N[ UNIT]",
+        help="warm the machine on the first N accesses (or 'N instructions'), then restart every counter "
+        "and measure the rest; N like 1000000, 1e6 or 1M (default: no warm-up)",
+    )
     p_run.add_argument("--seed", type=int, default=0, metavar="N", help="seed of every random choice (default 0)")
     p_run.add_argument("--out", metavar="FILE", help="write the result to FILE (written only if the run succeeds)")
     p_run.add_argument(
@@ -388,6 +395,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         overrides=args.overrides,
         seed=args.seed,
         progress=progress,
+        warmup=args.warmup,
         **_champsim_kwargs(args),
     )
     if should_show(sys.stderr, args.quiet):

@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("view", choices=("bars", "lines"), help="bars: a group per --x and a geomean; lines: over --x")
     p.add_argument("--store", metavar="PATH", help=f"results store (default $TESSERA_STORE or {default_store_path()})")
     p.add_argument("--sweep", metavar="NAME", help="only this sweep's runs (default: every run in the store)")
-    p.add_argument("--y", required=True, metavar="STAT", help="the stat to plot, e.g. derived.walk_cycle_share")
+    p.add_argument("--y", required=True, metavar="STAT", help="the stat to plot, e.g. walker.walk_cycle_share")
     p.add_argument("--x", metavar="COL", help="bars: a group per value (default workload); lines: the swept axis")
     p.add_argument("--hue", metavar="COL", help="a bar or line per value, e.g. physmem.page_size.kind")
     p.add_argument("--baseline", metavar="VALUE|COL=VALUE", help="divide by the runs of this --hue value, or COL=VALUE")

@@ -10,9 +10,19 @@ that produced it:
       "config_toml": "...",       // the same, as the TOML text the core wrote
       "seed": 0,
       "source": "trace:sort.tess",
+      "phases": {"warmup": {"records": 0, "instructions": 0},
+                 "measured": {"records": 300000, "instructions": 900000}},
       "stats": {"counters": {...}, "derived": {...}},
+      "stats_schema": 2,
       "tessera_version": "0.1.0"
     }
+
+Stats schema 2 (``docs/stats.md``): counters and derived metrics share one
+namespace of dotted names (``walker.walks``, ``walker.walks_pki``,
+``mmu.l2_tlb.mpki``); the set of names depends only on the machine, and a
+metric that is undefined for a run (a zero denominator) is ``null`` in JSON,
+empty in CSV and NaN in Python. Files of schema 1 (derived metrics under
+``derived.``) are read and renamed.
 
 Files are deterministic (sorted keys, no time stamps or host names): the same
 config, input and seed give byte-identical files. They are written atomically
@@ -33,6 +43,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from tessera import _core
 from tessera.config import flatten, loads_toml
 from tessera.errors import ResultFileError
 
@@ -56,20 +67,45 @@ def _finite_or_none(x: float) -> Optional[float]:
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+#: The version of the stats schema this Tessera writes.
+STATS_SCHEMA: int = _core.STATS_SCHEMA
+_RENAMED: dict[str, str] = dict(_core.renamed_stats())
+
+
+def current_stat_name(name: str) -> str:
+    """The schema-2 name of a stat given by its schema-1 name (other names unchanged)."""
+    if name in _RENAMED:
+        return _RENAMED[name]
+    for old in ("derived.mmu.", "derived.cache."):
+        if name.startswith(old):
+            return name[len("derived.") :]
+    return name
+
+
+def upgrade_derived(derived: Mapping[str, Any], schema: int) -> dict[str, Any]:
+    """Derived metrics of a file written with stats schema ``schema``, named as today."""
+    if schema >= 2:
+        return dict(derived)
+    return {current_stat_name(k): v for k, v in derived.items()}
+
+
 class Result:
     """Stats, resolved config and provenance of one run.
 
     - ``counters``: ``{dotted name: int}`` raw event counts.
-    - ``derived``: ``{"derived.<name>": float}`` metrics computed by the core
-      from the counters and the machine (a metric whose denominator is zero is
-      left out).
-    - ``stats``: one flat dict: the counters and the derived metrics.
+    - ``derived``: ``{name: float}`` metrics computed by the core from the
+      counters and the machine (``walker.walks_pki``, ``mmu.<tlb>.mpki``; NaN
+      where the denominator is zero in this run).
+    - ``stats``: one flat dict: the counters and the derived metrics, under
+      the same names as in every other output.
+    - ``phases``: ``{"warmup": {"records", "instructions"}, "measured": {...}}``
+      (``None`` for results saved before warm-ups existed).
     - ``config``: the resolved machine as a dict; ``config_toml`` the same as text.
     - ``source``: what was simulated (``trace:<file>`` or ``synthetic:...``).
     - ``seed``, ``version`` (the Tessera version that produced it).
     """
 
-    __slots__ = ("counters", "derived", "config_toml", "source", "seed", "version", "_config")
+    __slots__ = ("counters", "derived", "config_toml", "source", "seed", "version", "phases", "_config")
 
     def __init__(
         self,
@@ -80,9 +116,13 @@ class Result:
         source: str,
         seed: int,
         version: str,
+        phases: Optional[Mapping[str, Mapping[str, int]]] = None,
     ) -> None:
         self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
         self.derived: dict[str, float] = {k: _as_float(v) for k, v in sorted(derived.items())}
+        self.phases: Optional[dict[str, dict[str, int]]] = (
+            None if phases is None else {p: {k: int(v) for k, v in phases[p].items()} for p in ("warmup", "measured")}
+        )
         self.config_toml = config_toml
         self.source = source
         self.seed = int(seed)
@@ -98,6 +138,7 @@ class Result:
             source=raw["source"],
             seed=raw["seed"],
             version=raw["version"],
+            phases=raw["phases"],
         )
 
     # ----------------------------------------------------------------- views
@@ -111,14 +152,13 @@ class Result:
 
     @property
     def stats(self) -> dict[str, Union[int, float]]:
-        """Counters and ``derived.<name>`` metrics in one flat dict."""
+        """Counters and derived metrics in one flat dict, under their names."""
         out: dict[str, Union[int, float]] = dict(self.counters)
-        for k, v in self.derived.items():
-            out[k if k.startswith("derived.") else f"derived.{k}"] = v
+        out.update(self.derived)
         return out
 
     def __getitem__(self, name: str) -> Union[int, float]:
-        return self.stats[name]
+        return self.stats[current_stat_name(name)]
 
     def __repr__(self) -> str:
         name = self.config.get("name", "?")
@@ -133,25 +173,32 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written by :meth:`save` (undefined metrics are ``None``)."""
-        return {
+        out = {
             "tessera_version": self.version,
             "seed": self.seed,
             "source": self.source,
             "config": self.config,
             "config_toml": self.config_toml,
+            "stats_schema": STATS_SCHEMA,
             "stats": {
                 "counters": dict(self.counters),
                 "derived": {k: _finite_or_none(v) for k, v in self.derived.items()},
             },
         }
+        if self.phases is not None:
+            out["phases"] = self.phases
+        return out
 
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
         return json.dumps(self.to_dict(), sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
     def to_row(self) -> dict[str, Any]:
-        """One flat row: ``seed``, ``source``, every stat, and ``config.<dotted key>``."""
+        """One flat row: ``seed``, ``source``, the phase lengths
+        (``warmup.records``, ``warmup.instructions``), every stat, and
+        ``config.<dotted key>``."""
         row: dict[str, Any] = {"seed": self.seed, "source": self.source}
+        row.update(phase_columns(self.phases))
         row.update(self.stats)
         row.update(flatten(self.config, "config."))
         return row
@@ -188,6 +235,13 @@ class Result:
         return p
 
 
+def phase_columns(phases: Optional[Mapping[str, Mapping[str, int]]]) -> dict[str, Any]:
+    """The warm-up's length as row columns (the measured phase's is
+    ``core.records`` and ``core.instructions``); NaN when unknown."""
+    w = (phases or {}).get("warmup", {})
+    return {f"warmup.{k}": w.get(k, math.nan) for k in ("records", "instructions")}
+
+
 def _csv_cell(v: Any) -> Any:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -222,6 +276,20 @@ def write_atomic(path: _PathLike, text: str) -> None:
             f.write(text)
 
 
+def result_from_dict(data: Mapping[str, Any]) -> Result:
+    """A :class:`Result` from its JSON form (:meth:`Result.to_dict`), of any stats schema."""
+    stats = data["stats"]
+    return Result(
+        counters=stats["counters"],
+        derived=upgrade_derived(stats["derived"], int(data.get("stats_schema", 1))),
+        config_toml=data["config_toml"],
+        source=data["source"],
+        seed=data["seed"],
+        version=data["tessera_version"],
+        phases=data.get("phases"),
+    )
+
+
 def load_result(path: _PathLike) -> Result:
     """Read a JSON result file written by :meth:`Result.save` or ``tessera run --out``."""
     p = os.fspath(path)
@@ -233,14 +301,6 @@ def load_result(path: _PathLike) -> Result:
     except ValueError as e:
         raise ResultFileError(p, f"not a JSON result file ({e})") from None
     try:
-        stats = data["stats"]
-        return Result(
-            counters=stats["counters"],
-            derived=stats["derived"],
-            config_toml=data["config_toml"],
-            source=data["source"],
-            seed=data["seed"],
-            version=data["tessera_version"],
-        )
+        return result_from_dict(data)
     except (KeyError, TypeError, ValueError) as e:
         raise ResultFileError(p, f"not a Tessera result file (missing or bad {e})") from None

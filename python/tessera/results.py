@@ -7,7 +7,8 @@ One row per run. Columns, in this order:
 - ``run_id``, ``sweep``, ``machine``, ``workload``, ``source``, ``seed``, ``wall_s``
 - ``axis.<name>``: the run's value of each axis of its sweep, as written in the sweep
 - ``param.<key>``: the workload parameters the run was given
-- every stat: counters by dotted name, ``derived.<metric>`` (as :attr:`tessera.Result.stats`)
+- ``warmup.records``, ``warmup.instructions``: the warm-up's length (0: none)
+- every stat, counters and derived metrics, by dotted name (as :attr:`tessera.Result.stats`)
 - ``config.<dotted key>``: the resolved machine (as :meth:`tessera.Result.to_row`)
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from tessera.config import flatten
-from tessera.result import Result, atomic_target, write_atomic
+from tessera.result import Result, atomic_target, phase_columns, result_from_dict, upgrade_derived, write_atomic
 from tessera.store import Store, open_store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,9 +56,10 @@ def _row(rec: dict[str, Any]) -> dict[str, Any]:
     for k, v in sorted(rec["inputs"].get("params", {}).items()):
         row[f"param.{k}"] = v
     stats = res["stats"]
+    row.update(phase_columns(res.get("phases")))
     row.update(stats["counters"])
-    for k, v in stats["derived"].items():
-        row[k if k.startswith("derived.") else f"derived.{k}"] = math.nan if v is None else v
+    for k, v in upgrade_derived(stats["derived"], int(res.get("stats_schema", 1))).items():
+        row[k] = math.nan if v is None else v
     row.update(flatten(res["config"], "config."))
     return row
 
@@ -83,8 +85,8 @@ def rows_to_frame(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
             return (2, 0)
         if c.startswith("config."):
             return (5, 0)
-        if c.startswith("derived."):
-            return (4, 0)
+        if c.startswith("warmup."):
+            return (2, 1)
         return (3, 0)
 
     axis_order = [c for c in cols if c.startswith("axis.")]  # sweep order, not alphabetical
@@ -114,15 +116,7 @@ def get(store: _StoreLike, run_id: str) -> Result:
     finally:
         if own:
             st.close()
-    res = rec["result"]
-    return Result(
-        counters=res["stats"]["counters"],
-        derived=res["stats"]["derived"],
-        config_toml=res["config_toml"],
-        source=res["source"],
-        seed=res["seed"],
-        version=res["tessera_version"],
-    )
+    return result_from_dict(rec["result"])
 
 
 def export(

@@ -62,7 +62,7 @@ def pct(v: Optional[float]) -> str:
 
 
 def _fmt_stat(name: str, v: Any) -> str:
-    if isinstance(v, float) and name.startswith("derived.") and name.endswith(_SHARE_SUFFIXES):
+    if isinstance(v, float) and name.endswith(_SHARE_SUFFIXES):
         return pct(v)
     return fmt(v)
 
@@ -166,6 +166,12 @@ def summary_tables(result: Result) -> list[Any]:
     run.add_value("machine", str(result.config.get("name", "?")))
     run.add_value("source", result.source)
     run.add_value("seed", str(result.seed))
+    warm = (result.phases or {}).get("warmup", {})
+    if warm.get("records"):
+        run.add_value(
+            "warm-up (not counted)",
+            f"{fmt(warm['records'])} accesses, {fmt(warm['instructions'])} instructions",
+        )
     run.add("instructions", "core.instructions")
     run.add("accesses", "core.records")
     run.add("  loads", "core.loads")
@@ -174,7 +180,7 @@ def summary_tables(result: Result) -> list[Any]:
     run.add("  page-crossing accesses", "core.page_crossings", skip_zero=True)
     if timed:
         run.add("cycles", "core.cycles")
-        run.add("IPC", "derived.ipc")
+        run.add("IPC", "core.ipc")
     tables.append(run.done())
 
     tlbs = _tlb_names(result)
@@ -192,8 +198,8 @@ def summary_tables(result: Result) -> list[Any]:
                 fmt(s.get(f"mmu.{n}.lookups")),
                 fmt(s.get(f"mmu.{n}.hits")),
                 fmt(s.get(f"mmu.{n}.misses")),
-                pct(s.get(f"derived.mmu.{n}.miss_rate")),
-                fmt(s.get(f"derived.mmu.{n}.mpki")),
+                pct(s.get(f"mmu.{n}.miss_rate")),
+                fmt(s.get(f"mmu.{n}.mpki")),
             )
         if unused:
             # Under the table, not in a caption: a caption wraps at the table's width.
@@ -206,17 +212,17 @@ def summary_tables(result: Result) -> list[Any]:
     walks.add("  data", "walker.data_walks", skip_zero=True)
     walks.add("  instruction", "walker.instr_walks", skip_zero=True)
     walks.add("walks that faulted", "walker.faulting_walks")
-    walks.add("walks PKI", "derived.walks_pki")
+    walks.add("walks PKI", "walker.walks_pki")
     walks.add("walk references", "walker.refs_total")
     configured = set(result.config.get("cache", {})) | {"dram"}
     for level, label in _WALK_REF_LEVELS:
         if level in configured or s.get(f"walker.refs_{level}"):
             walks.add(f"  served by {label}", f"walker.refs_{level}")
-    walks.add("references per walk", "derived.refs_per_walk")
+    walks.add("references per walk", "walker.refs_per_walk")
     if timed:
         walks.add("walk cycles", "walker.cycles")
-        walks.add("cycles per walk", "derived.cycles_per_walk")
-        walks.add("share of cycles in walks", "derived.walk_cycle_share", share=True)
+        walks.add("cycles per walk", "walker.cycles_per_walk")
+        walks.add("share of cycles in walks", "walker.walk_cycle_share", share=True)
     tables.append(walks.done())
 
     pscs = sorted({k.split(".")[2] for k in result.counters if k.startswith("mmu.psc.") and k.endswith(".lookups")})
@@ -232,12 +238,12 @@ def summary_tables(result: Result) -> list[Any]:
 
     if timed:
         bounds = _Rows(result, "Share of cycles (Eq. 2-5 bounds)")
-        bounds.add("stalled on translation", "derived.translation_stall_share", share=True)
-        bounds.add("stalled on data", "derived.data_stall_share", share=True)
-        bounds.add("walks if perfect MMU cache, L1 hit", "derived.perfect_mmu_l1_share", share=True)
-        bounds.add("walks if perfect MMU cache, L2 hit", "derived.perfect_mmu_l2_share", share=True)
-        bounds.add("walks if perfect MMU cache, LLC hit", "derived.perfect_mmu_llc_share", share=True)
-        bounds.add("TLB misses if perfect TLB", "derived.perfect_tlb_share", share=True)
+        bounds.add("stalled on translation", "core.translation_stall_share", share=True)
+        bounds.add("stalled on data", "core.data_stall_share", share=True)
+        bounds.add("walks if perfect MMU cache, L1 hit", "bounds.perfect_mmu_l1_share", share=True)
+        bounds.add("walks if perfect MMU cache, L2 hit", "bounds.perfect_mmu_l2_share", share=True)
+        bounds.add("walks if perfect MMU cache, LLC hit", "bounds.perfect_mmu_llc_share", share=True)
+        bounds.add("TLB misses if perfect TLB", "bounds.perfect_tlb_share", share=True)
         tables.append(bounds.done())
 
     levels = [lvl for lvl in ("l1d", "l2", "llc") if f"cache.{lvl}.hits" in s]
@@ -252,10 +258,10 @@ def summary_tables(result: Result) -> list[Any]:
                 lvl,
                 fmt(s.get(f"cache.{lvl}.hits")),
                 fmt(s.get(f"cache.{lvl}.misses")),
-                fmt(s.get(f"derived.cache.{lvl}.mpki")),
+                fmt(s.get(f"cache.{lvl}.mpki")),
                 fmt(s.get(f"cache.{lvl}.walk_hits")),
                 fmt(s.get(f"cache.{lvl}.walk_misses")),
-                pct(s.get(f"derived.cache.{lvl}.walk_ref_share")),
+                pct(s.get(f"cache.{lvl}.walk_ref_share")),
             )
         tables.append(t)
 

@@ -66,6 +66,13 @@ fn stat_docs(
         .collect())
 }
 
+/// Schema-1 names of derived metrics → their schema-2 names (per-structure
+/// ones follow the rule `derived.mmu.` → `mmu.`, `derived.cache.` → `cache.`).
+#[pyfunction]
+fn renamed_stats() -> BTreeMap<&'static str, &'static str> {
+    tessera_core::stats::derived::RENAMED_FROM_SCHEMA_1.iter().copied().collect()
+}
+
 /// Every derived metric as `{name pattern: (unit, description)}`; names with
 /// `<tlb>` or `<level>` stand for one metric per structure.
 #[pyfunction]
@@ -171,6 +178,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(derived_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(renamed_stats, m)?)?;
+    m.add("STATS_SCHEMA", tessera_core::stats::derived::STATS_SCHEMA)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

@@ -42,7 +42,7 @@ def bars(
     - ``df``: one row per run (``tessera.results.load`` or ``tessera.sweep``).
       ``y``, ``x``, ``hue`` and the keys of ``where``/``baseline`` are column
       names, looked up as given and then as ``axis.NAME``, ``param.NAME``,
-      ``config.NAME``, ``derived.NAME``.
+      ``config.NAME``.
     - ``baseline``: a hue value (each bar is divided by the bar of that hue for
       the same x and the same seed and other axes), or a mapping
       ``{column: value}`` naming the baseline runs the same way.

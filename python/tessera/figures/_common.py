@@ -6,7 +6,7 @@ and then only draws that table. Everything that can be wrong about the data is
 checked here, so the drawing code never guesses:
 
 1. names resolve to columns (exact, then ``axis.``, ``param.``, ``config.``,
-   ``derived.``), or raise ``ValueError`` with close matches;
+   or a stats-schema-1 ``derived.`` name), or raise ``ValueError`` with close matches;
 2. ``where`` keeps the runs whose column matches one of the given values;
 3. any other swept axis that still varies inside one bar or point is an error
    (averaging over it would hide a result), except the seed, whose runs are
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 #: Tried in this order after the exact name (see :func:`resolve_column`).
-PREFIXES = ("axis.", "param.", "config.", "derived.")
+PREFIXES = ("axis.", "param.", "config.")
 #: Columns whose runs are replicates of one another: averaged, never an error.
 REPLICATE_COLUMNS = ("axis.seed", "seed")
 #: Columns that tell runs apart besides the ``axis.*`` columns.
@@ -57,13 +57,17 @@ _SIZE_SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
 
 def resolve_column(df: pd.DataFrame, name: str) -> str:
     """The column ``name`` refers to: ``name`` itself, else ``axis.<name>``,
-    ``param.<name>``, ``config.<name>``, ``derived.<name>`` (first that exists).
+    ``param.<name>``, ``config.<name>`` (first that exists). A derived
+    metric's old name (``derived.walks_pki``, stats schema 1) is an alias of
+    its current one (``walker.walks_pki``).
 
     Raises ``ValueError`` naming close matches and the available axis columns.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"a column name must be a non-empty string, not {name!r}")
-    for candidate in (name, *(p + name for p in PREFIXES)):
+    from tessera.result import current_stat_name
+
+    for candidate in (name, *(p + name for p in PREFIXES), current_stat_name(name)):
         if candidate in df.columns:
             return candidate
     raise ValueError(_unknown_column_message(df, name))
@@ -88,7 +92,7 @@ def _unknown_column_message(df: pd.DataFrame, name: str) -> str:
     msg = f"unknown column {name!r}"
     msg += f"; did you mean {', '.join(close[:5])}?" if close else "; no similar column."
     msg += f" Axis columns: {', '.join(axes)}." if axes else " This DataFrame has no axis.* columns."
-    msg += " (A name is looked up as given, then as axis.NAME, param.NAME, config.NAME and derived.NAME.)"
+    msg += " (A name is looked up as given, then as axis.NAME, param.NAME and config.NAME.)"
     return msg
 
 
