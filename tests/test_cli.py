@@ -16,7 +16,7 @@ import pytest
 import tessera
 from conftest import SMALL_SYNTHETIC
 
-RESULT_KEYS = {"tessera_version", "seed", "source", "config", "config_toml", "stats"}
+RESULT_KEYS = {"source_id", "tessera_version", "seed", "source", "config", "config_toml", "stats"}
 
 
 def _load(path: Path) -> dict:

@@ -68,7 +68,7 @@ def add_parsers(sub: Any) -> None:
     ex.add_argument("--sweep", metavar="NAME", help="only this sweep's runs")
     ex.add_argument("--format", choices=results_mod.EXPORT_FORMATS)
     fg = rs.add_parser("forget", help="drop a sweep's membership and failures (results stay for other sweeps)")
-    fg.add_argument("sweep", metavar="SWEEP")
+    fg.add_argument("sweep", metavar="SWEEP", help="the sweep's name (see `tessera results ls`)")
     _add_store(fg)
 
 

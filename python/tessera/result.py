@@ -10,6 +10,7 @@ that produced it:
       "config_toml": "...",       // the same, as the TOML text the core wrote
       "seed": 0,
       "source": "trace:sort.tess",
+      "source_id": "trace:blake2b-128:5c1f…",  // what was simulated, by content
       "stats": {"counters": {...}, "derived": {...}},
       "tessera_version": "0.1.0"
     }
@@ -66,10 +67,16 @@ class Result:
     - ``stats``: one flat dict: the counters and the derived metrics.
     - ``config``: the resolved machine as a dict; ``config_toml`` the same as text.
     - ``source``: what was simulated (``trace:<file>`` or ``synthetic:...``).
+    - ``source_id``: a stable identity of the simulated stream, for telling
+      whether two results ran the same program (see :func:`tessera.source_id`):
+      ``trace:blake2b-128:<hex>`` (content hash of the trace file, whatever
+      its name), ``workload:<name> k=v ...`` (every resolved parameter, seed
+      left out) or ``synthetic:<pattern> accesses=N footprint=B seed=S``.
+      ``None`` for results saved by a Tessera that did not record it.
     - ``seed``, ``version`` (the Tessera version that produced it).
     """
 
-    __slots__ = ("counters", "derived", "config_toml", "source", "seed", "version", "_config")
+    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "_config")
 
     def __init__(
         self,
@@ -80,17 +87,19 @@ class Result:
         source: str,
         seed: int,
         version: str,
+        source_id: Optional[str] = None,
     ) -> None:
         self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
         self.derived: dict[str, float] = {k: _as_float(v) for k, v in sorted(derived.items())}
         self.config_toml = config_toml
         self.source = source
+        self.source_id = source_id
         self.seed = int(seed)
         self.version = version
         self._config: Optional[dict[str, Any]] = None
 
     @classmethod
-    def _from_core(cls, raw: Mapping[str, Any]) -> "Result":
+    def _from_core(cls, raw: Mapping[str, Any], source_id: Optional[str] = None) -> "Result":
         return cls(
             counters=raw["counters"],
             derived=raw["derived"],
@@ -98,6 +107,7 @@ class Result:
             source=raw["source"],
             seed=raw["seed"],
             version=raw["version"],
+            source_id=source_id,
         )
 
     # ----------------------------------------------------------------- views
@@ -133,7 +143,7 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written by :meth:`save` (undefined metrics are ``None``)."""
-        return {
+        d: dict[str, Any] = {
             "tessera_version": self.version,
             "seed": self.seed,
             "source": self.source,
@@ -144,6 +154,9 @@ class Result:
                 "derived": {k: _finite_or_none(v) for k, v in self.derived.items()},
             },
         }
+        if self.source_id is not None:
+            d["source_id"] = self.source_id
+        return d
 
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
@@ -152,6 +165,8 @@ class Result:
     def to_row(self) -> dict[str, Any]:
         """One flat row: ``seed``, ``source``, every stat, and ``config.<dotted key>``."""
         row: dict[str, Any] = {"seed": self.seed, "source": self.source}
+        if self.source_id is not None:
+            row["source_id"] = self.source_id
         row.update(self.stats)
         row.update(flatten(self.config, "config."))
         return row
@@ -241,6 +256,7 @@ def load_result(path: _PathLike) -> Result:
             source=data["source"],
             seed=data["seed"],
             version=data["tessera_version"],
+            source_id=data.get("source_id"),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ResultFileError(p, f"not a Tessera result file (missing or bad {e})") from None

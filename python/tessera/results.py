@@ -122,6 +122,7 @@ def get(store: _StoreLike, run_id: str) -> Result:
         source=res["source"],
         seed=res["seed"],
         version=res["tessera_version"],
+        source_id=res.get("source_id"),
     )
 
 

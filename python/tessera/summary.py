@@ -18,7 +18,8 @@ from rich.table import Table
 
 from tessera.result import Result
 
-__all__ = ["print_result", "summary_tables", "all_stats_table", "key_value_table", "comparison_table", "fmt"]
+__all__ = ["print_result", "summary_tables", "all_stats_table", "key_value_table", "comparison_table", "fmt", "count",
+           "points"]
 
 Number = Union[int, float]
 
@@ -54,6 +55,21 @@ def fmt(v: Any) -> str:
 
 def pct(v: Optional[float]) -> str:
     return "-" if v is None or math.isnan(v) else f"{100 * v:.2f}%"
+
+
+def points(v: Optional[float]) -> str:
+    """A difference of two fractions shown as percentages, in percentage
+    points: ``0.0105`` → ``+1.05 pp`` (not ``1.05%``, which would read as a
+    relative change)."""
+    return "-" if v is None or math.isnan(v) else f"{100 * v:+.2f} pp"
+
+
+def count(v: Any) -> str:
+    """A count (events, cycles, instructions), whole, with thousands
+    separators however large: ``21,308,394``."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{int(round(v)):,}"
 
 
 def _fmt_stat(name: str, v: Any) -> str:
@@ -274,16 +290,21 @@ def comparison_table(c: Mapping[str, Any], base: str, other: str) -> Table:
     t.add_column("base", justify="right")
     t.add_column("other", justify="right")
     t.add_row("result", base, other)
-    t.add_row("cycles", fmt(c.get("base_cycles")), fmt(c.get("other_cycles")))
-    t.add_row("walk cycles", fmt(c.get("base_walk_cycles")), fmt(c.get("other_walk_cycles")))
+    if "base_instructions" in c or "other_instructions" in c:
+        t.add_row("instructions", count(c.get("base_instructions")), count(c.get("other_instructions")))
+    t.add_row("cycles", count(c.get("base_cycles")), count(c.get("other_cycles")))
+    t.add_row("walk cycles", count(c.get("base_walk_cycles")), count(c.get("other_walk_cycles")))
     t.add_row("walks PKI", fmt(c.get("base_walks_pki")), fmt(c.get("other_walks_pki")))
-    t.add_row("expected cycles (Eq. 1)", "", fmt(c.get("expected_other_cycles")))
+    t.add_row("expected cycles (Eq. 1)", "", count(c.get("expected_other_cycles")))
     t.add_section()
     t.add_row("change in walk cycles", "", pct(c.get("walk_cycle_change")))
     t.add_row("expected speedup", "", pct(c.get("expected_speedup")))
     t.add_row("simulated speedup", "", pct(c.get("simulated_speedup")))
-    t.add_row("simulated - expected", "", pct(c.get("speedup_gap")))
+    t.add_row("simulated - expected", "", points(c.get("speedup_gap")))
     known = {
+        "warnings",
+        "base_instructions",
+        "other_instructions",
         "base_cycles",
         "other_cycles",
         "base_walk_cycles",
