@@ -256,6 +256,8 @@ def bench(
     """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
     kind, value = source_of(config)
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    if trace_path is not None:
+        identity.check_trace_readable(trace_path)
     return dict(
         _core.bench(
             kind,

@@ -152,7 +152,7 @@ def _add_champsim(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--champsim-access-size",
-        type=int,
+        type=_size,
         default=None,
         metavar="BYTES",
         help="size of every ChampSim load and store, 1-64 (default 8)",

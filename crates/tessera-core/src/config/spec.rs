@@ -48,16 +48,14 @@ impl ByteSize {
         format!("{}B", self.0)
     }
 
-    /// Human form for messages and listings: "64 KiB", "1.5 GiB", "512 B".
-    /// Exact multiples print without decimals; anything else with one.
+    /// Human form for messages and listings: "64 KiB", "1.5 GiB", "512 B":
+    /// the largest unit that fits, at most one decimal, no trailing ".0".
     pub fn human(self) -> String {
         let units = [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
         for (shift, name) in units {
             if self.0 >= (1 << shift) {
-                if self.0.is_multiple_of(1 << shift) {
-                    return format!("{} {}", self.0 >> shift, name);
-                }
-                return format!("{:.1} {}", self.0 as f64 / (1u64 << shift) as f64, name);
+                let v = format!("{:.1}", self.0 as f64 / (1u64 << shift) as f64);
+                return format!("{} {}", v.strip_suffix(".0").unwrap_or(&v), name);
             }
         }
         format!("{} B", self.0)
@@ -66,7 +64,7 @@ impl ByteSize {
     /// [`human`](Self::human), with the exact byte count added when rounding hid it.
     pub fn human_exact(self) -> String {
         let h = self.human();
-        if h.contains('.') {
+        if ByteSize::parse(&h.replace(' ', "")) != Some(self.0) {
             format!("{h} ({} bytes)", crate::workload::params::group(self.0))
         } else {
             h

@@ -162,6 +162,9 @@ fn sizes_print_for_people() {
     assert_eq!(spec::ByteSize(3 << 29).human(), "1.5 GiB");
     assert_eq!(spec::ByteSize(1 << 40).human(), "1 TiB");
     assert_eq!(spec::ByteSize(100).human(), "100 B");
+    assert_eq!(spec::ByteSize((1 << 30) + 4096).human(), "1 GiB");
+    assert_eq!(spec::ByteSize((1 << 30) + 4096).human_exact(), "1 GiB (1,073,745,920 bytes)");
+    assert_eq!(spec::ByteSize(1 << 30).human_exact(), "1 GiB");
     assert_eq!(spec::ByteSize::parse("2PiB"), Some(2 << 50));
 }
 
