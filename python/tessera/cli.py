@@ -5,17 +5,18 @@
     tessera config list | show PRESET|FILE [--set k=v ...]
     tessera run (--preset NAME | --config FILE) (--trace FILE | --synthetic PATTERN ... | --workload NAME [--param k=v ...]) [--out FILE] ...
     tessera workloads [NAME] [--json]
-    tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]
+    tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]     (--to unless OUT ends .tess/.lackey/.txt)
     tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
-    tessera compare BASE.json OTHER.json
+    tessera compare BASE.json OTHER.json [--force] [--json]     (same program required unless --force)
     tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
     tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
-Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
+Exit status: 0 on success, 2 for config and usage errors (and results too
+different to compare), 3 for trace errors (a missing trace file included),
 4 when the simulated machine runs out of memory, 5 when an external tool
 (valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
 results store is damaged or not a Tessera store, 1 for any other error
