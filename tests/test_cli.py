@@ -498,3 +498,10 @@ def test_inheriting_machine_file_gets_its_own_name_and_description(cli, tmp_path
     (tmp_path / "own.toml").write_text('inherit = "tlb_only"\nname = "x"\ndescription = "my words"\n')
     doc = tessera.config.loads_toml(cli("config", "show", "own.toml").out)
     assert (doc["name"], doc["description"]) == ("x", "my words")
+
+
+def test_champsim_access_size_takes_a_size_and_is_range_checked(cli):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--champsim-access-size", "1KiB", "-q")
+    assert r.code == 2 and "between 1 and 64 bytes, not 1024" in r.err and "Traceback" not in r.err
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--champsim-access-size", "8B", "-q")
+    assert r.code == 0, r.err

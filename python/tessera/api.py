@@ -7,14 +7,13 @@ core takes and wrap what it returns.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
 from tessera import _core, identity
 from tessera.config import ConfigLike, source_of
-from tessera.errors import IncomparableResults, TraceError
+from tessera.errors import IncomparableResults
 from tessera.result import Result, load_result
 
 __all__ = [

@@ -161,6 +161,9 @@ def _add_champsim(p: argparse.ArgumentParser) -> None:
 
 
 def _champsim_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    size = getattr(args, "champsim_access_size", None)
+    if size is not None and not 1 <= size <= 64:
+        raise _Usage(f"--champsim-access-size (champsim.access_size) must be between 1 and 64 bytes, not {size}")
     return {
         "champsim_ifetch": getattr(args, "champsim_ifetch", None),
         "champsim_access_size": getattr(args, "champsim_access_size", None),
@@ -674,10 +677,8 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
                     markup=False,
                     highlight=False,
                 )
-    table = Table(
-        title=f"tessera bench: {accesses:,} accesses per stream over {api.format_size(api.parse_size(BENCH_FOOTPRINT))}",
-        header_style="bold",
-    )
+    over = api.format_size(api.parse_size(BENCH_FOOTPRINT))
+    table = Table(title=f"tessera bench: {accesses:,} accesses per stream over {over}", header_style="bold")
     table.add_column("machine")
     table.add_column("stream")
     table.add_column("accesses", justify="right")

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from tessera.errors import TraceError
 
-__all__ = ["trace_digest", "source_id"]
+__all__ = ["trace_digest", "check_trace_readable", "source_id"]
 
 _digests: dict[tuple[str, int, int], str] = {}
 
