@@ -13,10 +13,11 @@
 use std::collections::BTreeMap;
 
 use crate::config::spec::{ByteSize, SIZE_SYNTAX};
+use crate::error::{Error, Result};
 
 /// How to write a count, for messages.
-pub const COUNT_SYNTAX: &str = "use a whole number such as 1000000, 1_000_000, 1e6, 2.5M or 10k (k, M, G are 10^3, 10^6, 10^9)";
-use crate::error::{Error, Result};
+pub const COUNT_SYNTAX: &str =
+    "use a whole number such as 1000000, 1_000_000, 1e6, 2.5M or 10k (k, M, G are 10^3, 10^6, 10^9)";
 
 /// One documented parameter of a workload.
 #[derive(Copy, Clone, Debug, serde::Serialize)]
