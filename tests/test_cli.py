@@ -505,3 +505,9 @@ def test_champsim_access_size_takes_a_size_and_is_range_checked(cli):
     assert r.code == 2 and "between 1 and 64 bytes, not 1024" in r.err and "Traceback" not in r.err
     r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--champsim-access-size", "8B", "-q")
     assert r.code == 0, r.err
+
+
+def test_run_summary_shows_the_synthetic_footprint_as_a_size(cli):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC)
+    assert r.code == 0, r.err
+    assert "footprint=64 MiB" in r.out and "67108864" not in r.out

@@ -187,7 +187,8 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
                 sys.stdout.write(json.dumps(rec, indent=2, sort_keys=True) + "\n")
                 return EXIT_OK
             info = {"run_id": rec["run_id"], "sweep": rec["sweep"] or "", **{f"axis {k}": v for k, v in rec["point"].items()},
-                    "machine": rec["machine"], "source": rec["result"]["source"], "seed": rec["result"]["seed"],
+                    "machine": rec["machine"], "source": summary.readable_source(rec["result"]["source"]),
+                    "seed": rec["result"]["seed"],
                     "simulated in": f"{rec['wall_s']:.2f} s on {rec['host']}", "finished": rec["finished"]}
             out.print(summary.key_value_table(info, title="run"))
             out.print("")

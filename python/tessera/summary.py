@@ -10,6 +10,7 @@ only chooses and formats them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
@@ -70,6 +71,14 @@ def count(v: Any) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
     return f"{int(round(v)):,}"
+
+
+def readable_source(source: str) -> str:
+    """A result's ``source`` for people: a synthetic stream's footprint as a
+    size (``footprint=256 MiB``), not a byte count. The stored text is unchanged."""
+    from tessera.api import format_size
+
+    return re.sub(r"\bfootprint=(\d+)\b", lambda m: f"footprint={format_size(int(m.group(1)))}", source)
 
 
 def _fmt_stat(name: str, v: Any) -> str:
@@ -139,7 +148,7 @@ def summary_tables(result: Result) -> list[Table]:
 
     run = _Rows(result, "Run")
     run.add_value("machine", str(result.config.get("name", "?")))
-    run.add_value("source", result.source)
+    run.add_value("source", readable_source(result.source))
     run.add_value("seed", str(result.seed))
     run.add("instructions", "core.instructions")
     run.add("accesses", "core.records")
