@@ -44,7 +44,7 @@ def test_to_pandas_shape(result):
     assert df.shape[0] == 1
     config_cols = [c for c in df.columns if c.startswith("config.")]
     assert "config.name" in config_cols
-    assert df.shape[1] == 2 + len(result.stats) + len(config_cols)
+    assert df.shape[1] == 3 + len(result.stats) + len(config_cols)
     assert df["config.name"].iloc[0] == "sandy_bridge"
     assert df["seed"].iloc[0] == 3
     for k, v in result.counters.items():

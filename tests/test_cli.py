@@ -17,7 +17,7 @@ import tessera
 from tessera.summary import fmt, pct
 from conftest import SMALL_SYNTHETIC
 
-RESULT_KEYS = {"tessera_version", "seed", "source", "config", "config_toml", "stats"}
+RESULT_KEYS = {"source_id", "tessera_version", "seed", "source", "config", "config_toml", "stats"}
 
 
 def _load(path: Path) -> dict:
@@ -323,3 +323,213 @@ def test_summary_shows_only_what_the_machine_has(cli):
         assert text not in untimed.out, text
     everything = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--all")
     assert "mmu.l2_tlb.misses" in everything.out
+
+
+# ------------------------------------------------- issue 14: results to trust
+
+
+def _timed_run(cli, out, *extra):
+    r = cli("run", "--preset", "sandy_bridge", *extra, "--out", out, "-q")
+    assert r.code == 0, r.err
+    return out
+
+
+def test_compare_refuses_different_programs(cli, tmp_path):
+    a = _timed_run(cli, "a.json", "--synthetic", "uniform", "--accesses", "20000", "--footprint", "64MiB")
+    b = _timed_run(cli, "b.json", "--synthetic", "hotcold", "--accesses", "30000", "--footprint", "64MiB")
+    r = cli("compare", a, b)
+    assert r.code == 2, r.err
+    assert "different programs" in r.err and "synthetic:hotcold" in r.err
+    assert "instruction counts" in r.err and "60,000" in r.err and "90,000" in r.err
+    assert r.out == ""
+    r = cli("compare", a, b, "--force")
+    assert r.code == 0, r.err
+    assert "WARNING" in r.err and "different programs" in r.err
+    assert "expected speedup" in r.out
+
+
+def test_compare_same_program_with_points_and_counts(cli, tmp_path):
+    syn = ["--synthetic", "uniform", "--accesses", "20000", "--footprint", "64MiB"]
+    a = _timed_run(cli, "a.json", *syn)
+    b = _timed_run(cli, "b.json", *syn, "--set", "physmem.page_size=thp")
+    r = cli("compare", a, b)
+    assert r.code == 0, r.err
+    assert "WARNING" not in r.err
+    gap = next(line for line in r.out.splitlines() if line.startswith("simulated - expected"))
+    assert gap.rstrip().endswith(" pp"), gap
+    cycles = next(line for line in r.out.splitlines() if line.startswith("expected cycles")).split()[-1]
+    # One count formatter: whole numbers with separators, never 1.2e+07 or decimals.
+    assert "," in cycles and "e+" not in cycles and "." not in cycles, cycles
+    doc = json.loads(cli("compare", a, b, "--json").out)
+    assert doc["base_instructions"] == doc["other_instructions"] == 60_000
+
+
+def test_compare_sees_a_trace_by_content_not_name(cli, tmp_path, lackey_trace):
+    import shutil
+
+    from conftest import write_lackey
+
+    shutil.copy(lackey_trace, tmp_path / "t.lackey")
+    a = _timed_run(cli, "a.json", "--trace", "t.lackey")
+    write_lackey(tmp_path / "t.lackey", seed=99)  # same name, same length, other addresses
+    b = _timed_run(cli, "b.json", "--trace", "t.lackey")
+    r = cli("compare", a, b)
+    assert r.code == 2
+    assert "not the same one" in r.err and "source_id" in r.err
+    shutil.copy(tmp_path / "t.lackey", tmp_path / "renamed.lackey")
+    c = _timed_run(cli, "c.json", "--trace", "renamed.lackey")
+    r = cli("compare", b, c)  # another name, the same bytes: the same program
+    assert r.code == 0 and "WARNING" not in r.err, r.err
+    assert tessera.load_result(tmp_path / "b.json").source_id == tessera.load_result(tmp_path / "c.json").source_id
+
+
+def test_compare_old_results_fall_back_to_the_source_description(cli, tmp_path):
+    syn = ["--synthetic", "uniform", "--accesses", "20000", "--footprint", "64MiB"]
+    a = _timed_run(cli, "a.json", *syn)
+    b = _timed_run(cli, "b.json", *syn, "--set", "physmem.page_size=thp")
+    c = _timed_run(cli, "c.json", *syn, "--seed", "1")
+    for name in (a, b, c):
+        doc = json.loads((tmp_path / name).read_text())
+        del doc["source_id"]
+        (tmp_path / name).write_text(json.dumps(doc))
+    assert tessera.load_result(tmp_path / a).source_id is None
+    assert cli("compare", a, b).code == 0
+    r = cli("compare", a, c)
+    assert r.code == 2 and "source description" in r.err
+
+
+def test_source_id_of_each_source(tmp_path, lackey_trace):
+    w = tessera.source_id(workload="gups", params={"table": "4MiB"})
+    assert w.startswith("workload:gups ") and "table=4MiB" in w and "seed" not in w
+    # Every resolved parameter is in it, so a default spelled out is the same workload.
+    defaults = tessera.workloads()["gups"]["params"]
+    assert all(f"{p['name']}=" in w for p in defaults)
+    s = tessera.source_id(synthetic={"pattern": "uniform", "accesses": "1e6", "footprint": "1GiB"}, seed=2)
+    assert s == "synthetic:uniform accesses=1000000 footprint=1073741824 seed=2"
+    t = tessera.source_id(lackey_trace)
+    assert t.startswith("trace:blake2b-128:") and len(t) == len("trace:blake2b-128:") + 32
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--preset", "tlb_only", "--trace", "nonexist.tess", "-q"],
+        ["trace", "info", "nonexist.tess"],
+        ["trace", "convert", "nonexist.tess", "out.tess"],
+    ],
+)
+def test_missing_trace_exits_3_naming_the_file(cli, tmp_path, argv):
+    r = cli(*argv)
+    assert r.code == 3, r.err
+    assert "nonexist.tess" in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "out.tess").exists()
+
+
+def test_counts_take_one_syntax_everywhere(cli, tmp_path, capsys):
+    for text in ("1e4", "10k", "10_000", "10000"):
+        r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", text, "--out", "r.json", "-q")
+        assert r.code == 0, (text, r.err)
+        assert tessera.load_result(tmp_path / "r.json").counters["core.records"] == 10_000
+    with pytest.raises(SystemExit) as e:
+        cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", "1.5", "-q")
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a count" in err and "whole number" in err
+    assert tessera.parse_count("2.5M") == 2_500_000 and tessera.parse_count(1e6) == 1_000_000
+    with pytest.raises(ValueError, match="not a count"):
+        tessera.parse_count(1.5)
+
+
+def test_size_limits_in_plain_english(cli):
+    r = cli("run", "--preset", "tlb_only", "--workload", "gups", "--param", "table=1PiB", "-q")
+    assert r.code == 2
+    assert "must be between 64 KiB and 1 TiB, not 1 PiB" in r.err
+    assert "..=" not in r.err
+    r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--footprint", "2TiB", "-q")
+    assert r.code == 2 and "1 TiB" in r.err and "2^40" not in r.err
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--set", "mmu.tlb.l2_tlb.entries=-1", "-q")
+    assert r.code == 2
+    assert "must be a whole number from 0 to 4294967295, not -1" in r.err and "u32" not in r.err
+
+
+def test_sizes_print_in_one_form(cli, capsys):
+    assert tessera.format_size(1 << 30) == "1 GiB" and tessera.format_size(3 << 29) == "1.5 GiB"
+    with pytest.raises(SystemExit):
+        cli("run", "--help")
+    assert "(default 256 MiB)" in " ".join(capsys.readouterr().out.split())
+    r = cli("workloads", "gups")
+    assert "footprint at the defaults: 1 GiB" in r.out or " GiB" in r.out.splitlines()[1]
+    assert "1.0 GiB" not in r.out
+
+
+def test_trace_info_prints_footprint_as_a_size(cli, lackey_trace):
+    r = cli("trace", "info", lackey_trace)
+    assert r.code == 0
+    assert "footprint" in r.out and " KiB" in r.out and "footprint_bytes" not in r.out
+    doc = json.loads(cli("trace", "info", lackey_trace, "--json").out)
+    assert isinstance(doc["footprint_bytes"], int)
+
+
+def test_trace_convert_needs_to_for_an_unknown_extension(cli, tmp_path, lackey_trace):
+    r = cli("trace", "convert", lackey_trace, "x.tsr")
+    assert r.code == 2
+    assert ".tsr" in r.err and ".tess" in r.err and "--to" in r.err
+    assert "usage: tessera trace convert" in r.err
+    assert not (tmp_path / "x.tsr").exists()
+    r = cli("trace", "convert", lackey_trace, "x.tsr", "--to", "native")
+    assert r.code == 0 and "chosen by" not in r.err
+    assert tessera.trace_info(tmp_path / "x.tsr")["format"] == "native"
+    r = cli("trace", "convert", lackey_trace, "y.tess")
+    assert r.code == 0 and "wrote native format, chosen by the .tess extension" in r.err
+    with pytest.raises(ValueError, match=".tsr"):
+        tessera.convert_trace(lackey_trace, tmp_path / "z.tsr")
+
+
+def test_trace_record_without_a_program_shows_its_own_usage(cli, tmp_path):
+    r = cli("trace", "record", "-o", "x.tess")
+    assert r.code == 2
+    assert r.err.startswith("usage: tessera trace record")
+    assert "needs a program" in r.err
+
+
+def _positionals(parser, path=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _positionals(sub, (*path, name))
+        elif not action.option_strings:
+            yield path, action
+
+
+def test_every_positional_argument_has_help():
+    from tessera.cli import build_parser
+
+    missing = [f"{' '.join(p)} {a.metavar or a.dest}" for p, a in _positionals(build_parser()) if not a.help]
+    assert missing == []
+
+
+def test_inheriting_machine_file_gets_its_own_name_and_description(cli, tmp_path):
+    (tmp_path / "big_stlb.toml").write_text('inherit = "tlb_only"\n\n[mmu.tlb.l2_tlb]\nentries = 1024\n')
+    r = cli("config", "show", "big_stlb.toml")
+    assert r.code == 0, r.err
+    doc = tessera.config.loads_toml(r.out)
+    assert doc["name"] == "big_stlb"
+    assert doc["description"] == "based on preset tlb_only"
+    (tmp_path / "own.toml").write_text('inherit = "tlb_only"\nname = "x"\ndescription = "my words"\n')
+    doc = tessera.config.loads_toml(cli("config", "show", "own.toml").out)
+    assert (doc["name"], doc["description"]) == ("x", "my words")
+
+
+def test_champsim_access_size_takes_a_size_and_is_range_checked(cli):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--champsim-access-size", "1KiB", "-q")
+    assert r.code == 2 and "between 1 and 64 bytes, not 1024" in r.err and "Traceback" not in r.err
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--champsim-access-size", "8B", "-q")
+    assert r.code == 0, r.err
+
+
+def test_run_summary_shows_the_synthetic_footprint_as_a_size(cli):
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC)
+    assert r.code == 0, r.err
+    assert "footprint=64 MiB" in r.out and "67108864" not in r.out

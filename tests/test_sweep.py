@@ -381,3 +381,35 @@ def test_trace_and_machine_axes(tmp_path: Path):
     direct = tessera.simulate(tmp_path / "small.toml", tmp_path / "traces" / "sort.tess")
     assert df.iloc[1]["mmu.l2_tlb.misses"] == direct.counters["mmu.l2_tlb.misses"]
     assert df.iloc[0]["source"].startswith("trace:")
+
+
+def test_invalid_sweep_creates_no_store_and_lists_allowed_once(cli, tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    # The first point is fine; only the second machine is wrong.
+    bad.write_text('name = "b"\nmachine = "tlb_only"\n[source]\nsynthetic = {accesses = 1000}\n'
+                   '[axes]\n"physmem.page_size" = ["base_only", "thq"]\n')
+    r = cli("sweep", bad, "--store", "s.sqlite")
+    assert r.code == 2
+    assert "thq" in r.err and r.err.count("(allowed:") == 1, r.err
+    assert not (tmp_path / "s.sqlite").exists()
+    with pytest.raises(SweepError):
+        run_sweep(bad, store=tmp_path / "api.sqlite")
+    assert not (tmp_path / "api.sqlite").exists()
+
+
+def test_sweep_counts_take_the_count_syntax(tmp_path: Path):
+    runs = load_spec(spec(source={"synthetic": {**SYN, "accesses": "20k"}})).expand()
+    same = load_spec(spec(source={"synthetic": {**SYN, "accesses": 2e4}})).expand()
+    assert [r.run_id for r in runs] == [r.run_id for r in same]
+    assert runs[0].synthetic["accesses"] == 20_000
+    with pytest.raises(SweepError, match="source.synthetic.accesses.*not a count|not a count"):
+        load_spec(spec(source={"synthetic": {**SYN, "accesses": 1.5}})).expand()
+
+
+def test_stored_results_carry_source_id(tmp_path: Path):
+    st = tmp_path / "s.sqlite"
+    run_sweep(spec(axes={"seed": [0]}), store=st, executor=LocalExecutor(1))
+    df = tessera.results.load(st, sweep="t")
+    rid = df["run_id"].iloc[0]
+    assert df["source_id"].iloc[0].startswith("synthetic:uniform accesses=20000 ")
+    assert tessera.results.get(st, rid).source_id == "synthetic:uniform accesses=20000 footprint=67108864 seed=0"

@@ -11,14 +11,16 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
-from tessera import _core
+from tessera import _core, identity
 from tessera.config import ConfigLike, source_of
+from tessera.errors import IncomparableResults
 from tessera.result import Result, load_result
 
 __all__ = [
     "simulate",
     "bench",
     "compare",
+    "comparison_problems",
     "presets",
     "resolve_config",
     "stat_docs",
@@ -28,6 +30,9 @@ __all__ = [
     "record",
     "synthetic_defaults",
     "parse_size",
+    "parse_count",
+    "format_size",
+    "source_id",
     "workloads",
     "record_workload",
     "bench_workload",
@@ -41,7 +46,9 @@ _SYNTHETIC_KEYS = ("pattern", "accesses", "footprint")
 
 
 def parse_size(size: Union[int, str]) -> int:
-    """A byte count as an int, or a string such as ``"1GiB"`` (parsed by the core)."""
+    """A byte count as an int, or a string such as ``"1GiB"``, ``"64 MiB"`` or
+    ``"4096"`` (binary units B, KiB, MiB, GiB, TiB, PiB; parsed by the core,
+    exactly as sizes in machine files are)."""
     if isinstance(size, bool):
         raise TypeError("a size must be an int or a string like '1GiB'")
     if isinstance(size, int):
@@ -51,6 +58,33 @@ def parse_size(size: Union[int, str]) -> int:
     if isinstance(size, str):
         return _core.parse_size(size)
     raise TypeError(f"a size must be an int or a string like '1GiB', not {type(size).__name__}")
+
+
+def parse_count(count: Union[int, float, str]) -> int:
+    """A count as an int: ``1000000``, ``"1_000_000"``, ``"1e6"``, ``"2.5M"``,
+    ``"10k"`` (k, M, G are decimal). Parsed by the core, exactly as workload
+    parameters are; a value that is not a whole number (``"1.5"``) or is
+    negative is a :class:`ValueError`. A whole float (TOML's ``1e6``) is
+    accepted."""
+    if isinstance(count, bool):
+        raise TypeError("a count must be an int or a string like '1e6'")
+    if isinstance(count, int):
+        if count < 0:
+            raise ValueError(f"a count cannot be negative ({count})")
+        return count
+    if isinstance(count, float):
+        if not (count >= 0 and count.is_integer()):
+            raise ValueError(f"{count!r} is not a count: it must be a whole number of at least 0")
+        return int(count)
+    if isinstance(count, str):
+        return _core.parse_count(count)
+    raise TypeError(f"a count must be an int or a string like '1e6', not {type(count).__name__}")
+
+
+def format_size(nbytes: int) -> str:
+    """A byte count for people: ``"64 KiB"``, ``"1.5 GiB"``, ``"512 B"`` (the
+    form every Tessera message and table uses)."""
+    return _core.format_size(int(nbytes))
 
 
 def synthetic_defaults() -> dict[str, Any]:
@@ -64,12 +98,13 @@ def _synthetic_args(synthetic: SyntheticLike) -> tuple[str, int, int]:
         raise ValueError(f"unknown synthetic parameter(s) {', '.join(unknown)} (allowed: {', '.join(_SYNTHETIC_KEYS)})")
     defaults = synthetic_defaults()
     pattern = synthetic.get("pattern", defaults["pattern"])
-    accesses = synthetic.get("accesses", defaults["accesses"])
+    try:
+        accesses = parse_count(synthetic.get("accesses", defaults["accesses"]))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"synthetic 'accesses': {e}") from None
     footprint = parse_size(synthetic.get("footprint", defaults["footprint"]))
     if not isinstance(pattern, str):
         raise TypeError("synthetic 'pattern' must be a string such as 'uniform'")
-    if isinstance(accesses, bool) or not isinstance(accesses, int) or accesses < 0:
-        raise ValueError(f"synthetic 'accesses' must be a non-negative int, not {accesses!r}")
     return (pattern, accesses, footprint)
 
 
@@ -169,6 +204,8 @@ def simulate(
     """
     kind, value = source_of(config)
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    # Hashing the trace first also turns a missing file into a TraceError naming it.
+    sid = _source_id(trace_path, synth, wl, int(seed))
     args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
     warm = warmup_text(warmup)
     if progress is True:
@@ -176,11 +213,40 @@ def simulate(
 
         with ProgressBar(_source_label(trace_path, synth, wl)) as bar:
             return Result._from_core(
-                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl, warm)
+                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl, warm), sid
             )
     if progress is False:
         progress = None
-    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl, warm))
+    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl, warm), sid)
+
+
+_workload_docs: Optional[dict[str, dict[str, Any]]] = None
+
+
+def _source_id(trace_path: Optional[str], synth: Any, wl: Any, seed: int) -> str:
+    global _workload_docs
+    defaults = None
+    if wl is not None:
+        if _workload_docs is None:
+            _workload_docs = workloads()
+        # An unknown name gets no defaults here; the core then reports it.
+        defaults = _workload_docs.get(wl[0])
+    return identity.source_id(trace_path, synth, wl, seed, defaults)
+
+
+def source_id(
+    trace: Optional[PathLike] = None,
+    *,
+    synthetic: Optional[SyntheticLike] = None,
+    workload: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+    seed: int = 0,
+) -> str:
+    """The ``source_id`` a run of this source gets (see :mod:`tessera.identity`):
+    a content hash for a trace, name and resolved parameters for a workload,
+    every parameter and the seed for a synthetic stream."""
+    trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    return _source_id(trace_path, synth, wl, int(seed))
 
 
 def warmup_text(warmup: Union[int, str, None]) -> Optional[str]:
@@ -209,6 +275,8 @@ def bench(
     """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
     kind, value = source_of(config)
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    if trace_path is not None:
+        identity.check_trace_readable(trace_path)
     return dict(
         _core.bench(
             kind,
@@ -299,13 +367,58 @@ def _as_result(x: Union[Result, PathLike]) -> Result:
     return x if isinstance(x, Result) else load_result(x)
 
 
-def compare(base: Union[Result, PathLike], other: Union[Result, PathLike]) -> dict[str, Any]:
+def comparison_problems(base: Result, other: Result) -> list[str]:
+    """Why ``base`` and ``other`` are not runs of one program, as sentences
+    (empty when they are). The sources must match, by ``source_id``, or by the
+    recorded ``source`` description when either result predates
+    ``source_id``; and both must have simulated the same number of
+    instructions (``core.instructions``)."""
+    problems = []
+    if base.source_id is not None and other.source_id is not None:
+        if base.source_id != other.source_id:
+            if base.source != other.source:
+                problems.append(f"different programs: base ran {base.source}, other ran {other.source}")
+            else:
+                problems.append(
+                    f"both ran {base.source}, but not the same one: source_id {base.source_id} "
+                    f"vs {other.source_id} (different file contents or parameters)"
+                )
+    elif base.source != other.source:
+        problems.append(
+            f"different sources: base ran {base.source}, other ran {other.source} "
+            "(a result without source_id is compared by its source description)"
+        )
+    bi, oi = base.counters.get("core.instructions"), other.counters.get("core.instructions")
+    if bi != oi:
+        def n(v: Optional[int]) -> str:
+            return "none recorded" if v is None else f"{v:,}"
+
+        problems.append(f"different instruction counts: base {n(bi)}, other {n(oi)}")
+    return problems
+
+
+def compare(
+    base: Union[Result, PathLike], other: Union[Result, PathLike], *, force: bool = False
+) -> dict[str, Any]:
     """Equation 1 of the scale-out MMU study: the cycles expected from the
     change in walk cycles between ``base`` (e.g. 4 KiB pages) and ``other``
     (e.g. THP), against the cycles actually simulated. Results or paths to
-    result files."""
+    result files.
+
+    The two must be runs of the same program (see :func:`comparison_problems`);
+    otherwise :class:`~tessera.IncomparableResults` is raised, unless
+    ``force=True``, in which case the comparison is made and its
+    ``"warnings"`` list says what differs."""
     b, o = _as_result(base), _as_result(other)
-    return dict(_core.compare(b.counters, b.derived, o.counters, o.derived))
+    problems = comparison_problems(b, o)
+    if problems and not force:
+        raise IncomparableResults(problems)
+    out = dict(_core.compare(b.counters, b.derived, o.counters, o.derived))
+    out["base_instructions"] = b.counters.get("core.instructions")
+    out["other_instructions"] = o.counters.get("core.instructions")
+    if problems:
+        out["warnings"] = problems
+    return out
 
 
 def trace_info(
@@ -319,7 +432,26 @@ def trace_info(
     The format (native, lackey or ChampSim) is detected from the first bytes;
     the ``champsim_*`` options are those of :func:`simulate`.
     """
+    identity.check_trace_readable(os.fspath(path))
     return dict(_core.trace_info(os.fspath(path), champsim_ifetch, champsim_access_size))
+
+
+#: Output suffixes whose trace format :func:`convert_trace` infers.
+TRACE_SUFFIXES = {".tess": "native", ".lackey": "lackey", ".txt": "lackey"}
+
+
+def trace_format_for(path: PathLike) -> Optional[str]:
+    """The format a trace written to ``path`` gets from its suffix, or ``None``."""
+    return TRACE_SUFFIXES.get(os.path.splitext(os.fspath(path))[1].lower())
+
+
+def unknown_suffix_message(path: PathLike) -> str:
+    ext = os.path.splitext(os.fspath(path))[1] or "(none)"
+    known = ", ".join(f"{s} ({f})" for s, f in TRACE_SUFFIXES.items())
+    return (
+        f"cannot tell the output format of {os.fspath(path)!r} from its extension {ext}; "
+        f"known extensions: {known}; or give --to native|lackey"
+    )
 
 
 def convert_trace(
@@ -333,14 +465,19 @@ def convert_trace(
     """Convert a trace (format detected: native, lackey or ChampSim) to ``to`` =
     ``"native"`` or ``"lackey"``.
 
-    With ``to=None`` the format follows ``dst``'s suffix: ``.tess`` → native,
-    anything else → lackey. The output appears only if the whole input converted.
-    ChampSim traces can be read but not written; the ``champsim_*`` options are
-    those of :func:`simulate`.
+    With ``to=None`` the format follows ``dst``'s suffix (see
+    :data:`TRACE_SUFFIXES`: ``.tess`` → native, ``.lackey`` or ``.txt`` →
+    lackey); any other suffix is a :class:`ValueError`, so a typo never
+    silently writes the wrong format. The output appears only if the whole
+    input converted. ChampSim traces can be read but not written; the
+    ``champsim_*`` options are those of :func:`simulate`.
     """
     dst_s = os.fspath(dst)
     if to is None:
-        to = "native" if dst_s.lower().endswith(".tess") else "lackey"
+        to = trace_format_for(dst_s)
+        if to is None:
+            raise ValueError(unknown_suffix_message(dst_s))
+    identity.check_trace_readable(os.fspath(src))
     return dict(_core.trace_convert(os.fspath(src), dst_s, to, champsim_ifetch, champsim_access_size))
 
 

@@ -5,17 +5,18 @@
     tessera config list | show PRESET|FILE [--set k=v ...]
     tessera run (--preset NAME | --config FILE) (--trace FILE | --synthetic PATTERN ... | --workload NAME [--param k=v ...]) [--out FILE] ...
     tessera workloads [NAME] [--json]
-    tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]
+    tessera trace convert IN OUT [--to native|lackey] | info FILE [--json]     (--to unless OUT ends .tess/.lackey/.txt)
     tessera trace record-workload NAME [--param k=v ...] [--seed N] -o FILE
     tessera trace record -o FILE [--backend lackey|qemu] [--skip N] [--max-accesses N] [--no-ifetch] -- PROGRAM ARGS...
-    tessera compare BASE.json OTHER.json
+    tessera compare BASE.json OTHER.json [--force] [--json]     (same program required unless --force)
     tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
     tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
-Exit status: 0 on success, 2 for config and usage errors, 3 for trace errors,
+Exit status: 0 on success, 2 for config and usage errors (and results too
+different to compare), 3 for trace errors (a missing trace file included),
 4 when the simulated machine runs out of memory, 5 when an external tool
 (valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
 results store is damaged or not a Tessera store, 1 for any other error
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import signal
 import sys
@@ -39,7 +39,15 @@ from rich.console import Console
 from rich.table import Table
 
 from tessera import api, cli_plot, cli_sweep, summary
-from tessera.errors import ConfigError, SimulatedOutOfMemory, StoreError, TesseraError, ToolError, TraceError
+from tessera.errors import (
+    ConfigError,
+    IncomparableResults,
+    SimulatedOutOfMemory,
+    StoreError,
+    TesseraError,
+    ToolError,
+    TraceError,
+)
 from tessera.progress import ProgressBar, should_show
 from tessera.result import FORMATS, write_atomic
 
@@ -64,21 +72,32 @@ class _Usage(Exception):
     """A command-line mistake found after parsing (exit 2)."""
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser of the command that ``args`` ran, so a usage error
+    shows that command's usage (``tessera trace record ...``), not the top level's."""
+    p = parser
+    dests = ["command", f"{getattr(args, 'command', '')}_command"]
+    for dest in dests:
+        name = getattr(args, dest, None)
+        sub = next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if name is None or sub is None or name not in sub.choices:
+            break
+        p = sub.choices[name]
+    return p
+
+
 # ------------------------------------------------------------------ arguments
 
-_COUNT = re.compile(r"^\s*(\d[\d_]*)\s*([kKmMgG]?)\s*$")
-
-
 def _count(text: str) -> int:
-    """``1000000``, ``1_000_000``, ``50M``, ``2k`` → int (decimal multiples)."""
-    m = _COUNT.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"invalid count {text!r}; use e.g. 1000000, 1_000_000 or 50M")
-    mult = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m.group(2).lower()]
-    return int(m.group(1).replace("_", "")) * mult
+    """Every count option: the core's count syntax (:func:`tessera.parse_count`)."""
+    try:
+        return api.parse_count(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _size(text: str) -> int:
+    """Every size option: the core's size syntax (:func:`tessera.parse_size`)."""
     try:
         return api.parse_size(text)
     except ValueError as e:
@@ -134,7 +153,7 @@ def _add_champsim(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--champsim-access-size",
-        type=int,
+        type=_size,
         default=None,
         metavar="BYTES",
         help="size of every ChampSim load and store, 1-64 (default 8)",
@@ -142,6 +161,9 @@ def _add_champsim(p: argparse.ArgumentParser) -> None:
 
 
 def _champsim_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    size = getattr(args, "champsim_access_size", None)
+    if size is not None and not 1 <= size <= 64:
+        raise _Usage(f"--champsim-access-size (champsim.access_size) must be between 1 and 64 bytes, not {size}")
     return {
         "champsim_ifetch": getattr(args, "champsim_ifetch", None),
         "champsim_access_size": getattr(args, "champsim_access_size", None),
@@ -164,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub_config.required = True
     sub_config.add_parser("list", help="list the shipped presets")
     p_show = sub_config.add_parser("show", help="print a preset or file resolved, with every default, as TOML")
-    p_show.add_argument("machine", metavar="PRESET|FILE")
+    p_show.add_argument("machine", metavar="PRESET|FILE", help="a preset name or a machine TOML file")
     _add_set(p_show)
 
     # run
@@ -188,14 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         default=None,
         metavar="N",
-        help=f"accesses of the synthetic stream (default {defaults['accesses']:_})",
+        help=f"accesses of the synthetic stream, e.g. 1e6 or 10M (default {defaults['accesses']:,})",
     )
     p_run.add_argument(
         "--footprint",
         type=_size,
         default=None,
         metavar="SIZE",
-        help=f"bytes the synthetic stream covers, e.g. 1GiB (default {defaults['footprint']} bytes)",
+        help=f"bytes the synthetic stream covers, e.g. 1GiB (default {api.format_size(defaults['footprint'])})",
     )
     p_run.add_argument(
         "--warmup",
@@ -223,23 +245,24 @@ def build_parser() -> argparse.ArgumentParser:
     p_conv = sub_trace.add_parser(
         "convert", help="convert a trace (native, lackey or ChampSim) to native .tess or lackey text"
     )
-    p_conv.add_argument("input", metavar="IN")
-    p_conv.add_argument("output", metavar="OUT")
+    p_conv.add_argument("input", metavar="IN", help="the trace to read; its format is detected from its first bytes")
+    p_conv.add_argument("output", metavar="OUT", help="the trace to write (only if the whole input converts)")
     p_conv.add_argument(
         "--to",
         choices=("native", "lackey"),
         default=None,
-        help="output format (default: native if OUT ends in .tess, else lackey)",
+        help="output format; needed unless OUT ends in "
+        + ", ".join(f"{s} ({f})" for s, f in api.TRACE_SUFFIXES.items()),
     )
     _add_champsim(p_conv)
     p_recw = sub_trace.add_parser("record-workload", help="write a built-in workload's access stream to a native trace")
-    p_recw.add_argument("workload", metavar="NAME")
+    p_recw.add_argument("workload", metavar="NAME", help="a built-in workload (see `tessera workloads`)")
     _add_params(p_recw)
     p_recw.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the workload (default 0)")
     p_recw.add_argument("-o", "--output", required=True, metavar="FILE", help="the .tess file to write")
     p_recw.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     p_info = sub_trace.add_parser("info", help="summarise a trace (records, instructions, footprint)")
-    p_info.add_argument("file", metavar="FILE")
+    p_info.add_argument("file", metavar="FILE", help="a trace: native .tess, lackey text or ChampSim")
     p_info.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_champsim(p_info)
     p_rec = sub_trace.add_parser(
@@ -268,7 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave instruction fetches out (data accesses carry the instruction counts)",
     )
     p_rec.add_argument("-q", "--quiet", action="store_true", help="no progress counter and no summary")
-    p_rec.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS")
+    p_rec.add_argument(
+        "program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS", help="the program to run and its arguments"
+    )
 
     # workloads
     p_wl = sub.add_parser("workloads", help="list the built-in workloads, or one workload's parameters")
@@ -276,10 +301,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_wl.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     # compare
-    p_cmp = sub.add_parser("compare", help="Equation 1 of the scale-out MMU study between two results")
-    p_cmp.add_argument("base", metavar="BASE.json")
-    p_cmp.add_argument("other", metavar="OTHER.json")
+    p_cmp = sub.add_parser(
+        "compare",
+        help="Equation 1 of the scale-out MMU study between two results",
+        description="Compare two runs of the same program on two machines (e.g. 4 KiB pages vs THP). "
+        "The results must have the same source (trace contents, or workload and parameters, or "
+        "synthetic stream) and the same instruction count; --force compares anyway, with a warning.",
+    )
+    p_cmp.add_argument("base", metavar="BASE.json", help="the baseline result (tessera run --out)")
+    p_cmp.add_argument("other", metavar="OTHER.json", help="the result to compare with the baseline")
     p_cmp.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_cmp.add_argument(
+        "--force", action="store_true", help="compare results of different programs (prints what differs)"
+    )
 
     # list / stats / bench
     sub.add_parser("list", help="list the mechanisms of every family")
@@ -291,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         default=None,
         metavar="N",
-        help=f"accesses per stream (default {BENCH_ACCESSES:_}; {BENCH_QUICK_ACCESSES:_} with --quick)",
+        help=f"accesses per stream (default {BENCH_ACCESSES:,}; {BENCH_QUICK_ACCESSES:,} with --quick)",
     )
     p_bench.add_argument("--quick", action="store_true", help="a short run, to check that everything works")
     p_bench.add_argument("--json", metavar="FILE", help="also save the measurements as JSON")
@@ -493,7 +527,16 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
             )
         return EXIT_OK
     if args.trace_command == "convert":
-        s = api.convert_trace(args.input, args.output, args.to, **_champsim_kwargs(args))
+        to = args.to
+        if to is None:
+            to = api.trace_format_for(args.output)
+            if to is None:
+                raise _Usage(api.unknown_suffix_message(args.output))
+        s = api.convert_trace(args.input, args.output, to, **_champsim_kwargs(args))
+        if args.to is None:
+            ext = os.path.splitext(args.output)[1]
+            err.print(f"tessera: wrote {to} format, chosen by the {ext} extension (--to chooses)",
+                      markup=False, highlight=False)
         _out(
             out,
             f"{args.input} ({s.get('from')}) -> {args.output} ({s.get('to')}): "
@@ -505,17 +548,12 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         sys.stdout.write(json.dumps(info, sort_keys=True, indent=2) + "\n")
     else:
+        if "footprint_bytes" in info:
+            info["footprint"] = api.format_size(info.pop("footprint_bytes"))
         order = ["format", "records", "instructions", "loads", "stores", "ifetches", "asids", "pages_4k", "regions_2m"]
         info = {k: info[k] for k in order if k in info} | {k: v for k, v in info.items() if k not in order}
         out.print(summary.key_value_table(info, title=args.file))
     return EXIT_OK
-
-
-def _human_bytes(n: int) -> str:
-    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n} B"
 
 
 def cmd_workloads(args: argparse.Namespace, out: Console) -> int:
@@ -535,12 +573,12 @@ def cmd_workloads(args: argparse.Namespace, out: Console) -> int:
         table.add_column("parameters (defaults)")
         for name, w in listing.items():
             params = " ".join(f"{p['name']}={p['default']}" for p in w["params"])
-            table.add_row(name, _human_bytes(w["default_footprint"]), w["summary"], params)
+            table.add_row(name, api.format_size(w["default_footprint"]), w["summary"], params)
         out.print(table)
         return EXIT_OK
     w = listing[args.name]
     _out(out, f"{args.name}: {w['summary']}")
-    _out(out, f"footprint at the defaults: {_human_bytes(w['default_footprint'])}")
+    _out(out, f"footprint at the defaults: {api.format_size(w['default_footprint'])}")
     table = Table(box=None, header_style="bold")
     table.add_column("parameter")
     table.add_column("default")
@@ -551,8 +589,12 @@ def cmd_workloads(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace, out: Console) -> int:
-    c = api.compare(args.base, args.other)
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    c = api.compare(args.base, args.other, force=args.force)
+    for w in c.get("warnings", []):
+        err.print(f"tessera: WARNING (--force): {w}", markup=False, highlight=False, soft_wrap=True)
+    if c.get("warnings"):
+        err.print("tessera: WARNING: these numbers compare different programs", markup=False, highlight=False)
     if args.json:
         sys.stdout.write(json.dumps(c, sort_keys=True, indent=2) + "\n")
     else:
@@ -643,7 +685,8 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
                     markup=False,
                     highlight=False,
                 )
-    table = Table(title=f"tessera bench: {accesses:,} accesses per stream over {BENCH_FOOTPRINT}", header_style="bold")
+    over = api.format_size(api.parse_size(BENCH_FOOTPRINT))
+    table = Table(title=f"tessera bench: {accesses:,} accesses per stream over {over}", header_style="bold")
     table.add_column("machine")
     table.add_column("stream")
     table.add_column("accesses", justify="right")
@@ -699,7 +742,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
 
 
 def _exit_code(e: TesseraError) -> int:
-    if isinstance(e, ConfigError):
+    if isinstance(e, (ConfigError, IncomparableResults)):
         return EXIT_CONFIG
     if isinstance(e, TraceError):
         return EXIT_TRACE
@@ -723,7 +766,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "run": lambda: cmd_run(args, out, err),
         "trace": lambda: cmd_trace(args, out, err),
         "workloads": lambda: cmd_workloads(args, out),
-        "compare": lambda: cmd_compare(args, out),
+        "compare": lambda: cmd_compare(args, out, err),
         "list": lambda: cmd_list(out),
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
@@ -738,7 +781,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("tessera: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except _Usage as e:
-        parser.print_usage(sys.stderr)
+        _command_parser(parser, args).print_usage(sys.stderr)
         print(f"tessera: error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     except TesseraError as e:

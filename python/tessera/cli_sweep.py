@@ -68,7 +68,7 @@ def add_parsers(sub: Any) -> None:
     ex.add_argument("--sweep", metavar="NAME", help="only this sweep's runs")
     ex.add_argument("--format", choices=results_mod.EXPORT_FORMATS)
     fg = rs.add_parser("forget", help="drop a sweep's membership and failures (results stay for other sweeps)")
-    fg.add_argument("sweep", metavar="SWEEP")
+    fg.add_argument("sweep", metavar="SWEEP", help="the sweep's name (see `tessera results ls`)")
     _add_store(fg)
 
 
@@ -187,7 +187,8 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
                 sys.stdout.write(json.dumps(rec, indent=2, sort_keys=True) + "\n")
                 return EXIT_OK
             info = {"run_id": rec["run_id"], "sweep": rec["sweep"] or "", **{f"axis {k}": v for k, v in rec["point"].items()},
-                    "machine": rec["machine"], "source": rec["result"]["source"], "seed": rec["result"]["seed"],
+                    "machine": rec["machine"], "source": summary.readable_source(rec["result"]["source"]),
+                    "seed": rec["result"]["seed"],
                     "simulated in": f"{rec['wall_s']:.2f} s on {rec['host']}", "finished": rec["finished"]}
             out.print(summary.key_value_table(info, title="run"))
             out.print("")

@@ -6,7 +6,8 @@ the details as attributes:
 - :class:`ConfigError` — ``path`` (dotted key such as ``mmu.tlb.l2_tlb.ways``)
   and ``allowed`` (the accepted values, possibly empty).
 - :class:`TraceError` — ``file``, ``location`` (``"line 3"`` or
-  ``"byte offset 96"``), and ``line`` / ``offset`` (one of them is ``None``).
+  ``"byte offset 96"``), and ``line`` / ``offset`` (one of them is ``None``;
+  all three are ``None`` when the file cannot be opened at all).
 - :class:`SimulatedOutOfMemory` — ``what``, ``requested_bytes``,
   ``free_bytes``, ``capacity_bytes``.
 - :class:`ToolError` — ``tool``: an external tool (valgrind, qemu-x86_64,
@@ -15,6 +16,8 @@ the details as attributes:
 - :class:`ResultFileError` — a saved result file could not be read.
 - :class:`SweepError` (a :class:`ConfigError`) — a sweep file is malformed;
   ``file``, ``path`` (key within it) and ``allowed``.
+- :class:`IncomparableResults` — :func:`tessera.compare` was given results
+  of different programs; ``problems`` lists what differs.
 - :class:`StoreError` — the results store is not a Tessera store, is from a
   newer Tessera, or is damaged; ``path``.
 
@@ -37,6 +40,7 @@ __all__ = [
     "ResultFileError",
     "SweepError",
     "StoreError",
+    "IncomparableResults",
 ]
 
 
@@ -81,3 +85,17 @@ class SweepError(ConfigError):
 class StoreError(_FileError):
     """The results store cannot be opened or read: not a Tessera store, from
     a newer Tessera, or damaged. ``path`` names the file."""
+
+
+class IncomparableResults(TesseraError):
+    """Two results are not runs of one program (different source, or a
+    different instruction count), so comparing them would mislead.
+    ``problems`` lists each difference as a sentence."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("refusing to compare results of different programs: " + "; ".join(problems)
+                         + " (--force, or force=True, compares them anyway)")
+        self.problems = list(problems)
+
+    def __reduce__(self) -> tuple[type, tuple[list[str]]]:
+        return (type(self), (self.problems,))

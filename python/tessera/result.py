@@ -12,6 +12,7 @@ that produced it:
       "source": "trace:sort.tess",
       "phases": {"warmup": {"records": 0, "instructions": 0},
                  "measured": {"records": 300000, "instructions": 900000}},
+      "source_id": "trace:blake2b-128:5c1f…",  // what was simulated, by content
       "stats": {"counters": {...}, "derived": {...}},
       "stats_schema": 2,
       "tessera_version": "0.1.0"
@@ -102,10 +103,16 @@ class Result:
       (``None`` for results saved before warm-ups existed).
     - ``config``: the resolved machine as a dict; ``config_toml`` the same as text.
     - ``source``: what was simulated (``trace:<file>`` or ``synthetic:...``).
+    - ``source_id``: a stable identity of the simulated stream, for telling
+      whether two results ran the same program (see :func:`tessera.source_id`):
+      ``trace:blake2b-128:<hex>`` (content hash of the trace file, whatever
+      its name), ``workload:<name> k=v ...`` (every resolved parameter, seed
+      left out) or ``synthetic:<pattern> accesses=N footprint=B seed=S``.
+      ``None`` for results saved by a Tessera that did not record it.
     - ``seed``, ``version`` (the Tessera version that produced it).
     """
 
-    __slots__ = ("counters", "derived", "config_toml", "source", "seed", "version", "phases", "_config")
+    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "_config")
 
     def __init__(
         self,
@@ -117,6 +124,7 @@ class Result:
         seed: int,
         version: str,
         phases: Optional[Mapping[str, Mapping[str, int]]] = None,
+        source_id: Optional[str] = None,
     ) -> None:
         self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
         self.derived: dict[str, float] = {k: _as_float(v) for k, v in sorted(derived.items())}
@@ -125,12 +133,13 @@ class Result:
         )
         self.config_toml = config_toml
         self.source = source
+        self.source_id = source_id
         self.seed = int(seed)
         self.version = version
         self._config: Optional[dict[str, Any]] = None
 
     @classmethod
-    def _from_core(cls, raw: Mapping[str, Any]) -> "Result":
+    def _from_core(cls, raw: Mapping[str, Any], source_id: Optional[str] = None) -> "Result":
         return cls(
             counters=raw["counters"],
             derived=raw["derived"],
@@ -139,6 +148,7 @@ class Result:
             seed=raw["seed"],
             version=raw["version"],
             phases=raw["phases"],
+            source_id=source_id,
         )
 
     # ----------------------------------------------------------------- views
@@ -187,6 +197,8 @@ class Result:
         }
         if self.phases is not None:
             out["phases"] = self.phases
+        if self.source_id is not None:
+            out["source_id"] = self.source_id
         return out
 
     def to_json(self) -> str:
@@ -198,6 +210,8 @@ class Result:
         (``warmup.records``, ``warmup.instructions``), every stat, and
         ``config.<dotted key>``."""
         row: dict[str, Any] = {"seed": self.seed, "source": self.source}
+        if self.source_id is not None:
+            row["source_id"] = self.source_id
         row.update(phase_columns(self.phases))
         row.update(self.stats)
         row.update(flatten(self.config, "config."))
@@ -287,6 +301,7 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
         seed=data["seed"],
         version=data["tessera_version"],
         phases=data.get("phases"),
+        source_id=data.get("source_id"),
     )
 
 

@@ -4,7 +4,8 @@
 
 One row per run. Columns, in this order:
 
-- ``run_id``, ``sweep``, ``machine``, ``workload``, ``source``, ``seed``, ``wall_s``
+- ``run_id``, ``sweep``, ``machine``, ``workload``, ``source``, ``source_id``
+  (``None`` for results stored before it existed), ``seed``, ``wall_s``
 - ``axis.<name>``: the run's value of each axis of its sweep, as written in the sweep
 - ``param.<key>``: the workload parameters the run was given
 - ``warmup.records``, ``warmup.instructions``: the warm-up's length (0: none)
@@ -31,7 +32,7 @@ __all__ = ["load", "get", "export", "EXPORT_FORMATS", "rows_to_frame"]
 
 EXPORT_FORMATS = ("csv", "parquet", "json")
 _StoreLike = Union[Store, str, "os.PathLike[str]", None]
-_FIXED = ("run_id", "sweep", "machine", "workload", "source", "seed", "wall_s")
+_FIXED = ("run_id", "sweep", "machine", "workload", "source", "source_id", "seed", "wall_s")
 
 
 def _open(store: _StoreLike) -> tuple[Store, bool]:
@@ -48,6 +49,7 @@ def _row(rec: dict[str, Any]) -> dict[str, Any]:
         "machine": rec["machine"],
         "workload": rec["workload"],
         "source": res["source"],
+        "source_id": res.get("source_id"),
         "seed": res["seed"],
         "wall_s": rec["wall_s"],
     }

@@ -10,6 +10,7 @@ only chooses and formats them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
@@ -19,7 +20,8 @@ from rich.text import Text
 
 from tessera.result import Result
 
-__all__ = ["print_result", "summary_tables", "all_stats_table", "key_value_table", "comparison_table", "fmt"]
+__all__ = ["print_result", "summary_tables", "all_stats_table", "key_value_table", "comparison_table", "fmt", "count",
+           "points"]
 
 Number = Union[int, float]
 
@@ -59,6 +61,29 @@ def fmt(v: Any) -> str:
 
 def pct(v: Optional[float]) -> str:
     return "-" if v is None or math.isnan(v) else f"{100 * v:.2f}%"
+
+
+def points(v: Optional[float]) -> str:
+    """A difference of two fractions shown as percentages, in percentage
+    points: ``0.0105`` → ``+1.05 pp`` (not ``1.05%``, which would read as a
+    relative change)."""
+    return "-" if v is None or math.isnan(v) else f"{100 * v:+.2f} pp"
+
+
+def count(v: Any) -> str:
+    """A count (events, cycles, instructions), whole, with thousands
+    separators however large: ``21,308,394``."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{int(round(v)):,}"
+
+
+def readable_source(source: str) -> str:
+    """A result's ``source`` for people: a synthetic stream's footprint as a
+    size (``footprint=256 MiB``), not a byte count. The stored text is unchanged."""
+    from tessera.api import format_size
+
+    return re.sub(r"\bfootprint=(\d+)\b", lambda m: f"footprint={format_size(int(m.group(1)))}", source)
 
 
 def _fmt_stat(name: str, v: Any) -> str:
@@ -164,7 +189,7 @@ def summary_tables(result: Result) -> list[Any]:
 
     run = _Rows(result, "Run")
     run.add_value("machine", str(result.config.get("name", "?")))
-    run.add_value("source", result.source)
+    run.add_value("source", readable_source(result.source))
     run.add_value("seed", str(result.seed))
     warm = (result.phases or {}).get("warmup", {})
     if warm.get("records"):
@@ -329,16 +354,21 @@ def comparison_table(c: Mapping[str, Any], base: str, other: str) -> Table:
     t.add_column("base", justify="right")
     t.add_column("other", justify="right")
     t.add_row("result", base, other)
-    t.add_row("cycles", fmt(c.get("base_cycles")), fmt(c.get("other_cycles")))
-    t.add_row("walk cycles", fmt(c.get("base_walk_cycles")), fmt(c.get("other_walk_cycles")))
+    if "base_instructions" in c or "other_instructions" in c:
+        t.add_row("instructions", count(c.get("base_instructions")), count(c.get("other_instructions")))
+    t.add_row("cycles", count(c.get("base_cycles")), count(c.get("other_cycles")))
+    t.add_row("walk cycles", count(c.get("base_walk_cycles")), count(c.get("other_walk_cycles")))
     t.add_row("walks PKI", fmt(c.get("base_walks_pki")), fmt(c.get("other_walks_pki")))
-    t.add_row("expected cycles (Eq. 1)", "", fmt(c.get("expected_other_cycles")))
+    t.add_row("expected cycles (Eq. 1)", "", count(c.get("expected_other_cycles")))
     t.add_section()
     t.add_row("change in walk cycles", "", pct(c.get("walk_cycle_change")))
     t.add_row("expected speedup", "", pct(c.get("expected_speedup")))
     t.add_row("simulated speedup", "", pct(c.get("simulated_speedup")))
-    t.add_row("simulated - expected", "", pct(c.get("speedup_gap")))
+    t.add_row("simulated - expected", "", points(c.get("speedup_gap")))
     known = {
+        "warnings",
+        "base_instructions",
+        "other_instructions",
         "base_cycles",
         "other_cycles",
         "base_walk_cycles",

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::machine::Machine;
 use crate::stats::Stats;
 use crate::stream::AccessSource;
+use crate::workload::params::parse_count;
 
 /// Batches between progress callbacks.
 const PROGRESS_EVERY: u64 = 32;
@@ -66,27 +67,6 @@ impl Warmup {
         };
         Ok(if n == 0 { Warmup::None } else { w })
     }
-}
-
-/// A whole count: digits with optional `_` separators, scientific notation
-/// that names a whole number (`1e6`, `2.5e3`), or a k/M/G suffix (powers of 1000).
-pub fn parse_count(text: &str) -> Option<u64> {
-    let t: String = text.trim().chars().filter(|&c| c != '_').collect();
-    if t.is_empty() || t.starts_with(['-', '+']) {
-        return None;
-    }
-    let (body, mul) = match t.as_bytes()[t.len() - 1] {
-        b'k' | b'K' => (&t[..t.len() - 1], 1e3),
-        b'M' => (&t[..t.len() - 1], 1e6),
-        b'G' => (&t[..t.len() - 1], 1e9),
-        _ => (&t[..], 1.0),
-    };
-    if let Ok(n) = body.parse::<u64>() {
-        return n.checked_mul(mul as u64);
-    }
-    let x: f64 = body.parse().ok()?;
-    let v = x * mul;
-    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
 }
 
 /// Lengths of the two phases of a run.
@@ -267,9 +247,6 @@ mod tests {
             let e = Warmup::parse(bad).unwrap_err().to_string();
             assert!(e.contains("`warmup`") && e.contains("N instructions"), "{bad}: {e}");
         }
-        assert_eq!(parse_count("18446744073709551615"), Some(u64::MAX));
-        assert_eq!(parse_count("18446744073709551616"), None);
-        assert_eq!(parse_count("3k"), Some(3000));
     }
 
     /// The full, timed model: each count of a warmed run is the full run's

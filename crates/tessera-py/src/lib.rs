@@ -160,11 +160,23 @@ fn workloads(py: Python<'_>) -> PyResult<PyObject> {
 /// Parse a byte count such as "1GiB" or "4096" the way configs do.
 #[pyfunction]
 fn parse_size(text: &str) -> PyResult<u64> {
-    ByteSize::parse(text).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "invalid size {text:?}; use e.g. \"32KiB\", \"2MiB\", \"16GiB\""
-        ))
+    ByteSize::parse(text)
+        .ok_or_else(|| PyValueError::new_err(format!("{text:?} is not a size: {}", config::spec::SIZE_SYNTAX)))
+}
+
+/// Parse a count such as "1e6", "1_000_000" or "10M" the way workload
+/// parameters do; fractions are refused.
+#[pyfunction]
+fn parse_count(text: &str) -> PyResult<u64> {
+    tessera_core::workload::params::parse_count(text).ok_or_else(|| {
+        PyValueError::new_err(format!("{text:?} is not a count: {}", tessera_core::workload::params::COUNT_SYNTAX))
     })
+}
+
+/// A byte count for people: "64 KiB", "1.5 GiB", "512 B".
+#[pyfunction]
+fn format_size(bytes: u64) -> String {
+    ByteSize(bytes).human()
 }
 
 #[pymodule]
@@ -185,6 +197,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_count, m)?)?;
+    m.add_function(wrap_pyfunction!(format_size, m)?)?;
     m.add_function(wrap_pyfunction!(synthetic_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(run::record_workload, m)?)?;

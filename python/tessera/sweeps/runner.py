@@ -107,11 +107,13 @@ def run_sweep(
     """Run every run of ``spec`` not yet in ``store`` (all of them with
     ``force``) and store each result as it finishes. Returns the report; the
     results are in the store (:func:`tessera.results.load`)."""
+    # Every point is expanded and its machine resolved before the store is
+    # opened: a sweep with a bad point must not leave an empty store behind.
+    s = load_spec(spec)
+    runs = s.expand()
     st = store if isinstance(store, Store) else open_store(store)
     ex = make_executor(executor, jobs)
     try:
-        s = load_spec(spec)
-        runs = s.expand()
         st.begin_sweep(s.name, _spec_text(s), s.origin, [(r.run_id, r.point) for r in runs])
         have = set() if force else st.stored_ids([r.run_id for r in runs])
         todo = [r for r in runs if r.run_id not in have]

@@ -42,7 +42,8 @@ from typing import Any, Optional, Union
 
 from tessera import _core
 from tessera.config import _value, source_of
-from tessera.errors import SweepError
+from tessera.errors import SweepError, TraceError
+from tessera.identity import trace_digest
 
 __all__ = ["SweepSpec", "Run", "load_spec", "SPECIAL_AXES"]
 
@@ -342,21 +343,11 @@ def _machine_source(name: str, base: Path, origin: str, key: str) -> tuple[str, 
     return value, (kind, value)
 
 
-_trace_ids: dict[tuple[str, int, int], str] = {}
-
-
 def trace_identity(path: str) -> dict[str, Any]:
-    """A trace's identity: name, size and content hash (cached by size and mtime)."""
-    st = os.stat(path)
-    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
-    digest = _trace_ids.get(key)
-    if digest is None:
-        h = hashlib.blake2b(digest_size=16)
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        digest = _trace_ids[key] = h.hexdigest()
-    return {"name": os.path.basename(path), "bytes": st.st_size, "blake2b": digest}
+    """A trace's identity: name, size and content hash (the hash a result's
+    ``source_id`` carries; cached by size and mtime)."""
+    digest = trace_digest(path)
+    return {"name": os.path.basename(path), "bytes": os.stat(path).st_size, "blake2b": digest}
 
 
 def run_id_of(config_toml: str, source: Mapping[str, Any], seed: int, version: str) -> str:
@@ -388,7 +379,7 @@ def _workload_params(workload: Any, wl_params: Mapping[str, Mapping[str, Any]], 
 
 
 def _expand(spec: SweepSpec) -> list[Run]:
-    from tessera.api import parse_size, synthetic_defaults
+    from tessera.api import parse_count, parse_size, synthetic_defaults
 
     data, origin, base = spec.data, spec.origin, spec.base_dir
     version = _core.__version__
@@ -452,8 +443,13 @@ def _expand(spec: SweepSpec) -> list[Run]:
                 resolved[key] = _core.resolve_config(msource[0], msource[1], overrides)
             except _core.ConfigError as e:
                 where = ", ".join(f"{k} = {v!r}" for k, v in point.items()) or "the base machine"
-                raise SweepError(origin, getattr(e, "path", ""), f"run with {where}: {e}",
-                                 list(getattr(e, "allowed", []) or [])) from None
+                allowed = list(getattr(e, "allowed", []) or [])
+                # The core's message already ends with the allowed values; SweepError adds them again.
+                text = str(e)
+                tail = f" (allowed: {', '.join(allowed)})"
+                if allowed and text.endswith(tail):
+                    text = text[: -len(tail)]
+                raise SweepError(origin, getattr(e, "path", ""), f"run with {where}: {text}", allowed) from None
         config_toml = resolved[key]
 
         champsim = {k: src[k] for k in ("champsim_ifetch", "champsim_access_size") if k in src}
@@ -463,8 +459,8 @@ def _expand(spec: SweepSpec) -> list[Run]:
             tp = Path(trace) if Path(trace).is_absolute() else base / trace
             try:
                 ident = {"trace": trace_identity(str(tp))}
-            except OSError as e:
-                raise _err(origin, "source.trace", f"trace {str(tp)!r}: {e.strerror or e}") from None
+            except (OSError, TraceError) as e:
+                raise _err(origin, "source.trace", f"trace {str(tp)!r}: {getattr(e, 'strerror', None) or e}") from None
             trace = str(tp)
             ident.update(champsim)
         else:
@@ -475,6 +471,10 @@ def _expand(spec: SweepSpec) -> list[Run]:
                 full["footprint"] = parse_size(full["footprint"])
             except (ValueError, TypeError, _core.TesseraError) as e:
                 raise _err(origin, "source.synthetic.footprint", str(e)) from None
+            try:
+                full["accesses"] = parse_count(full["accesses"])
+            except (ValueError, TypeError) as e:
+                raise _err(origin, "source.synthetic.accesses", str(e)) from None
             synthetic = full
             ident = {"synthetic": full}
         rid = run_id_of(config_toml, ident, seed, version)

@@ -105,6 +105,17 @@ fn load_table(source: &ConfigSource, depth: u32) -> Result<toml::Table> {
     match table.remove("inherit") {
         None => Ok(table),
         Some(toml::Value::String(base)) => {
+            // A derived machine is not its parent: results must not carry the
+            // preset's words for it. Without its own, a file is named after
+            // itself and described as based on the preset.
+            if !table.contains_key("description") {
+                table.insert("description".into(), toml::Value::String(format!("based on preset {base}")));
+            }
+            if let (ConfigSource::File(path), false) = (source, table.contains_key("name")) {
+                if let Some(stem) = path.file_stem() {
+                    table.insert("name".into(), toml::Value::String(stem.to_string_lossy().into_owned()));
+                }
+            }
             let mut merged = load_table(&ConfigSource::Preset(base), depth + 1)?;
             merge(&mut merged, table);
             Ok(merged)
@@ -187,7 +198,7 @@ pub fn deserialize_at<T: serde::de::DeserializeOwned>(value: toml::Value, path: 
             (true, false) => inner,
             (false, false) => format!("{path}.{inner}"),
         };
-        let msg = e.into_inner().message().to_string();
+        let msg = spec::plain_type_message(e.into_inner().message());
         Error::config(if full.is_empty() { "<root>".to_string() } else { full }, msg)
     })
 }

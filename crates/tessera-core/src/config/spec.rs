@@ -10,8 +10,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::addr::PageSize;
 use crate::registry::MechanismSpec;
 
+/// How to write a size, for messages.
+pub const SIZE_SYNTAX: &str =
+    "use a whole number of bytes, or of KiB, MiB, GiB, TiB or PiB (e.g. 4096, 64MiB, 16GiB)";
+
 /// A byte count written as an integer or a string such as "32KiB", "2MiB",
-/// "16GiB" (K/KB/KiB are all binary: 1024).
+/// "16GiB" (K/KB/KiB are all binary: 1024; units go up to PiB so that a size
+/// too large for a key is reported against the key's limit, not as unparsable).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct ByteSize(pub u64);
 
@@ -27,6 +32,7 @@ impl ByteSize {
             "m" | "mb" | "mib" => 1 << 20,
             "g" | "gb" | "gib" => 1 << 30,
             "t" | "tb" | "tib" => 1 << 40,
+            "p" | "pb" | "pib" => 1 << 50,
             _ => return None,
         };
         n.checked_mul(mult)
@@ -41,6 +47,62 @@ impl ByteSize {
         }
         format!("{}B", self.0)
     }
+
+    /// Human form for messages and listings: "64 KiB", "1.5 GiB", "512 B":
+    /// the largest unit that fits, at most one decimal, no trailing ".0".
+    pub fn human(self) -> String {
+        let units = [(50, "PiB"), (40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
+        for (shift, name) in units {
+            if self.0 >= (1 << shift) {
+                let v = format!("{:.1}", self.0 as f64 / (1u64 << shift) as f64);
+                return format!("{} {}", v.strip_suffix(".0").unwrap_or(&v), name);
+            }
+        }
+        format!("{} B", self.0)
+    }
+
+    /// [`human`](Self::human), with the exact byte count added when rounding hid it.
+    pub fn human_exact(self) -> String {
+        let h = self.human();
+        if ByteSize::parse(&h.replace(' ', "")) != Some(self.0) {
+            format!("{h} ({} bytes)", crate::workload::params::group(self.0))
+        } else {
+            h
+        }
+    }
+}
+
+/// Plain-English form of a serde type error: `invalid value: integer `-1`,
+/// expected u32` becomes `must be a whole number from 0 to 4294967295, not -1`.
+/// Messages that are not of that shape (our own `custom` ones) pass through.
+pub fn plain_type_message(msg: &str) -> String {
+    let Some((got, expected)) = msg.rsplit_once(", expected ") else {
+        return msg.to_string();
+    };
+    let want = match expected.trim() {
+        "u8" => format!("a whole number from 0 to {}", u8::MAX),
+        "u16" => format!("a whole number from 0 to {}", u16::MAX),
+        "u32" => format!("a whole number from 0 to {}", u32::MAX),
+        "u64" | "usize" => format!("a whole number from 0 to {}", u64::MAX),
+        "i32" => format!("a whole number from {} to {}", i32::MIN, i32::MAX),
+        "i64" => format!("a whole number from {} to {}", i64::MIN, i64::MAX),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        _ => return msg.to_string(),
+    };
+    let got = got.trim_start_matches("invalid value: ").trim_start_matches("invalid type: ");
+    // serde writes the offending value as `integer `-1``, `string "x"`, ...
+    let got = match got.split_once(' ') {
+        Some((_kind, v)) if got.starts_with("integer") || got.starts_with("floating point") || got.starts_with("boolean") => {
+            let v = v.trim_start_matches("point ").trim_matches('`');
+            v.to_string()
+        }
+        Some(("string", v)) => v.to_string(),
+        _ if got == "sequence" => "a list".to_string(),
+        _ if got == "map" => "a table".to_string(),
+        _ => got.to_string(),
+    };
+    format!("must be {want}, not {got}")
 }
 
 impl Serialize for ByteSize {

@@ -144,3 +144,42 @@ fn malformed_override_is_an_error() {
     assert!(e.contains("dotted.key=value"), "{e}");
 }
 
+
+#[test]
+fn type_errors_are_plain_english() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.entries=-1"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.entries") && e.contains("must be a whole number from 0 to 4294967295, not -1"), "{e}");
+    assert!(!e.contains("u32"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.entries=1.5"]);
+    assert!(e.contains("must be a whole number from 0 to 4294967295, not 1.5"), "{e}");
+    let e = preset_err(&["timing.enabled=3"]);
+    assert!(e.contains("must be true or false, not 3"), "{e}");
+}
+
+#[test]
+fn sizes_print_for_people() {
+    assert_eq!(spec::ByteSize(64 << 10).human(), "64 KiB");
+    assert_eq!(spec::ByteSize(3 << 29).human(), "1.5 GiB");
+    assert_eq!(spec::ByteSize(1 << 40).human(), "1 TiB");
+    assert_eq!(spec::ByteSize(100).human(), "100 B");
+    assert_eq!(spec::ByteSize((1 << 30) + 4096).human(), "1 GiB");
+    assert_eq!(spec::ByteSize((1 << 30) + 4096).human_exact(), "1 GiB (1,073,745,920 bytes)");
+    assert_eq!(spec::ByteSize(1 << 30).human_exact(), "1 GiB");
+    assert_eq!(spec::ByteSize::parse("2PiB"), Some(2 << 50));
+}
+
+#[test]
+fn an_inheriting_machine_does_not_keep_the_presets_description() {
+    let spec = load(&ConfigSource::Text("inherit = \"tlb_only\"\n".into()), &[]).unwrap();
+    assert_eq!(spec.description, "based on preset tlb_only");
+    let spec = load(&ConfigSource::Text("inherit = \"tlb_only\"\ndescription = \"mine\"\n".into()), &[]).unwrap();
+    assert_eq!(spec.description, "mine");
+    let dir = std::env::temp_dir().join(format!("tessera-inherit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("big_stlb.toml");
+    std::fs::write(&f, "inherit = \"sandy_bridge\"\n[mmu.tlb.l2_tlb]\nentries = 1024\n").unwrap();
+    let spec = load(&ConfigSource::File(f.clone()), &[]).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(spec.name, "big_stlb");
+    assert_eq!(spec.description, "based on preset sandy_bridge");
+}

@@ -147,8 +147,9 @@ impl SyntheticSpec {
             return Err(Error::config(
                 "synthetic.footprint",
                 format!(
-                    "footprint {} must be a multiple of 8 between 8 and 2^40 bytes",
-                    self.footprint
+                    "must be a multiple of 8 bytes between 8 B and {}, not {}",
+                    crate::config::spec::ByteSize(MAX_FOOTPRINT).human(),
+                    crate::config::spec::ByteSize(self.footprint).human_exact()
                 ),
             ));
         }

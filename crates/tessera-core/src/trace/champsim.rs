@@ -116,7 +116,7 @@ impl ChampsimOptions {
         if self.access_size == 0 || self.access_size > 64 {
             return Err(Error::config(
                 "champsim.access_size",
-                format!("must be 1..=64 bytes, not {}", self.access_size),
+                format!("must be between 1 and 64 bytes, not {}", self.access_size),
             ));
         }
         Ok(())

@@ -120,7 +120,7 @@ impl Micro {
                 if footprint / n < 2 || footprint / n > u32::MAX as u64 {
                     return Err(Error::config(
                         p.key_path("node"),
-                        format!("footprint/node = {} nodes; need 2..=2^32-1", footprint / n),
+                        format!("footprint / node = {} nodes; must be between 2 and {}", footprint / n, u32::MAX),
                     ));
                 }
                 n

@@ -12,8 +12,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::spec::ByteSize;
+use crate::config::spec::{ByteSize, SIZE_SYNTAX};
 use crate::error::{Error, Result};
+
+/// How to write a count, for messages.
+pub const COUNT_SYNTAX: &str =
+    "use a whole number such as 1000000, 1_000_000, 1e6, 2.5M or 10k (k, M, G are 10^3, 10^6, 10^9)";
 
 /// One documented parameter of a workload.
 #[derive(Copy, Clone, Debug, serde::Serialize)]
@@ -81,7 +85,10 @@ impl Params {
     pub fn count(&self, name: &str) -> Result<u64> {
         let raw = self.raw(name);
         parse_count(raw).ok_or_else(|| {
-            Error::config(self.key_path(name), format!("{raw:?} is not a count (use e.g. 1000000, 10M, 1e6)"))
+            Error::config(
+                self.key_path(name),
+                format!("{raw:?} is not a count: {COUNT_SYNTAX}"),
+            )
         })
     }
 
@@ -89,7 +96,10 @@ impl Params {
     pub fn count_in(&self, name: &str, lo: u64, hi: u64) -> Result<u64> {
         let v = self.count(name)?;
         if v < lo || v > hi {
-            return Err(Error::config(self.key_path(name), format!("{v} is outside {lo}..={hi}")));
+            return Err(Error::config(
+                self.key_path(name),
+                format!("must be between {} and {}, not {}", group(lo), group(hi), group(v)),
+            ));
         }
         Ok(v)
     }
@@ -98,7 +108,10 @@ impl Params {
     pub fn size(&self, name: &str) -> Result<u64> {
         let raw = self.raw(name);
         ByteSize::parse(raw).ok_or_else(|| {
-            Error::config(self.key_path(name), format!("{raw:?} is not a size (use e.g. 4096, 64MiB, 16GiB)"))
+            Error::config(
+                self.key_path(name),
+                format!("{raw:?} is not a size: {SIZE_SYNTAX}"),
+            )
         })
     }
 
@@ -108,7 +121,7 @@ impl Params {
         if v < lo || v > hi {
             return Err(Error::config(
                 self.key_path(name),
-                format!("{} is outside {}..={}", ByteSize(v).display(), ByteSize(lo).display(), ByteSize(hi).display()),
+                format!("must be between {} and {}, not {}", ByteSize(lo).human(), ByteSize(hi).human(), ByteSize(v).human()),
             ));
         }
         Ok(v)
@@ -119,7 +132,7 @@ impl Params {
         let raw = self.raw(name);
         match raw.parse::<f64>() {
             Ok(v) if v >= lo && v <= hi => Ok(v),
-            Ok(v) => Err(Error::config(self.key_path(name), format!("{v} is outside {lo}..={hi}"))),
+            Ok(v) => Err(Error::config(self.key_path(name), format!("must be between {lo} and {hi}, not {v}"))),
             Err(_) => Err(Error::config(self.key_path(name), format!("{raw:?} is not a number"))),
         }
     }
@@ -159,6 +172,19 @@ impl Params {
     pub fn values(&self) -> &BTreeMap<&'static str, String> {
         &self.values
     }
+}
+
+/// `1234567` → `1,234,567`, for messages.
+pub fn group(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Parse a count: digits with optional `_`, a decimal suffix, or an exponent.
@@ -232,5 +258,30 @@ mod tests {
         assert!(e.contains("workload.w.mode") && e.contains("allowed: a, b"), "{e}");
         let e = p.count("n").unwrap_err().to_string();
         assert!(e.contains("workload.w.n"), "{e}");
+    }
+
+    #[test]
+    fn range_errors_are_plain_english_with_units() {
+        let mut given = BTreeMap::new();
+        given.insert("size".to_string(), "1PiB".to_string());
+        given.insert("n".to_string(), "5M".to_string());
+        let p = Params::resolve("w", DOCS, &given, 0).unwrap();
+        let e = p.size_in("size", 64 << 10, 1 << 40).unwrap_err().to_string();
+        assert!(e.contains("must be between 64 KiB and 1 TiB, not 1 PiB"), "{e}");
+        assert!(!e.contains("..="), "{e}");
+        let e = p.count_in("n", 1, 1_000_000).unwrap_err().to_string();
+        assert!(e.contains("must be between 1 and 1,000,000, not 5,000,000"), "{e}");
+        given.insert("size".to_string(), "1EiB".to_string());
+        let p = Params::resolve("w", DOCS, &given, 0).unwrap();
+        let e = p.size("size").unwrap_err().to_string();
+        assert!(e.contains("TiB or PiB"), "{e}");
+    }
+
+    #[test]
+    fn group_puts_thousands_separators() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(4_294_967_295), "4,294,967,295");
     }
 }
