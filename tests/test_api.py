@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -34,8 +35,9 @@ def test_stats_is_flat_counters_plus_derived(result):
     for k, v in result.counters.items():
         assert stats[k] == v
     for k, v in result.derived.items():
-        assert k.startswith("derived.")
-        assert stats[k] == v
+        # Stats schema 2: one namespace, no `derived.` prefix, no clash with a counter.
+        assert not k.startswith("derived.") and k not in result.counters
+        assert stats[k] == v or (math.isnan(v) and math.isnan(stats[k]))
 
 
 def test_to_pandas_shape(result):
@@ -44,7 +46,8 @@ def test_to_pandas_shape(result):
     assert df.shape[0] == 1
     config_cols = [c for c in df.columns if c.startswith("config.")]
     assert "config.name" in config_cols
-    assert df.shape[1] == 3 + len(result.stats) + len(config_cols)
+    # seed, source, source_id, the warm-up's records and instructions, every stat, the config.
+    assert df.shape[1] == 5 + len(result.stats) + len(config_cols)
     assert df["config.name"].iloc[0] == "sandy_bridge"
     assert df["seed"].iloc[0] == 3
     for k, v in result.counters.items():

@@ -17,7 +17,8 @@ import tessera
 from tessera.summary import fmt, pct
 from conftest import SMALL_SYNTHETIC
 
-RESULT_KEYS = {"source_id", "tessera_version", "seed", "source", "config", "config_toml", "stats"}
+RESULT_KEYS = {"source_id", "tessera_version", "seed", "source", "config", "config_toml", "stats",
+               "stats_schema", "phases"}
 
 
 def _load(path: Path) -> dict:
@@ -99,7 +100,10 @@ def test_csv_output_has_one_header_and_one_row(cli, tmp_path):
     assert len(header) == len(data)
     assert "config.name" in header
     assert data[header.index("config.name")] == "tlb_only"
-    assert any(h.startswith("derived.") for h in header)
+    # Stats schema 2: derived metrics under their component, undefined ones empty, not missing.
+    assert "walker.walks_pki" in header and "mmu.l1_dtlb_2m.miss_rate" in header
+    assert not any(h.startswith("derived.") for h in header)
+    assert "warmup.records" in header and data[header.index("warmup.records")] == "0"
 
 
 def test_format_flag_overrides_suffix(cli, tmp_path):
@@ -206,7 +210,7 @@ def test_compare(cli, tmp_path):
         "change in walk cycles": [pct(ow / bw - 1)],
         "expected speedup": [pct(bc / expected - 1)],
         "simulated speedup": [pct(bc / oc - 1)],
-        "simulated - expected": [pct((bc / oc - 1) - (bc / expected - 1))],
+        "simulated - expected": [f"{100 * ((bc / oc - 1) - (bc / expected - 1)):+.2f}", "pp"],
     }
     printed = {}
     for line in r.out.splitlines():

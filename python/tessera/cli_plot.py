@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--sweep", metavar="NAME", help="only this sweep's runs (default: every run in the store)")
     p.add_argument("--y", required=True, metavar="STAT", help="the stat to plot, e.g. walker.walk_cycle_share")
     p.add_argument("--x", metavar="COL", help="bars: a group per value (default workload); lines: the swept axis")
-    p.add_argument("--hue", metavar="COL", help="a bar or line per value, e.g. physmem.page_size.kind")
+    p.add_argument("--hue", metavar="COL", help="a bar or line per value, e.g. physmem.page_size")
     p.add_argument("--baseline", metavar="VALUE|COL=VALUE", help="divide by the runs of this --hue value, or COL=VALUE")
     p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
                    help="keep only these runs (repeatable; a repeated column keeps any of its values)")

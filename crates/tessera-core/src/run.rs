@@ -69,6 +69,17 @@ impl Warmup {
     }
 }
 
+impl std::fmt::Display for Warmup {
+    /// The canonical spelling, which [`Warmup::parse`] reads back.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warmup::None => write!(f, "none"),
+            Warmup::Accesses(n) => write!(f, "{n} accesses"),
+            Warmup::Instructions(n) => write!(f, "{n} instructions"),
+        }
+    }
+}
+
 /// Lengths of the two phases of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Phase {
@@ -243,6 +254,9 @@ mod tests {
         assert_eq!(Warmup::parse("2.5e3 instr").unwrap(), Warmup::Instructions(2500));
         assert_eq!(Warmup::parse("0").unwrap(), Warmup::None);
         assert_eq!(Warmup::parse("none").unwrap(), Warmup::None);
+        for w in [Warmup::None, Warmup::Accesses(7), Warmup::Instructions(1 << 40)] {
+            assert_eq!(Warmup::parse(&w.to_string()).unwrap(), w);
+        }
         for bad in ["", "1.5", "-3", "ten", "5 cycles", "1e400", "1x"] {
             let e = Warmup::parse(bad).unwrap_err().to_string();
             assert!(e.contains("`warmup`") && e.contains("N instructions"), "{bad}: {e}");

@@ -66,6 +66,15 @@ fn stat_docs(
         .collect())
 }
 
+/// A warm-up length in its canonical spelling (`"N accesses"`,
+/// `"N instructions"`), or `None` for no warm-up; a `ConfigError` at
+/// `warmup` when it does not parse.
+#[pyfunction]
+fn parse_warmup(py: Python<'_>, text: &str) -> PyResult<Option<String>> {
+    let w = tessera_core::run::Warmup::parse(text).py_err(py)?;
+    Ok((w != tessera_core::run::Warmup::None).then(|| w.to_string()))
+}
+
 /// Schema-1 names of derived metrics → their schema-2 names (per-structure
 /// ones follow the rule `derived.mmu.` → `mmu.`, `derived.cache.` → `cache.`).
 #[pyfunction]
@@ -191,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(derived_docs, m)?)?;
     m.add_function(wrap_pyfunction!(renamed_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_warmup, m)?)?;
     m.add("STATS_SCHEMA", tessera_core::stats::derived::STATS_SCHEMA)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;

@@ -2,7 +2,7 @@
 
 >>> from tessera import figures, results
 >>> df = results.load("tessera-results/store.sqlite", sweep="page-sizes")    # doctest: +SKIP
->>> fig = figures.bars(df, "walker.walk_cycle_share", hue="physmem.page_size.kind",
+>>> fig = figures.bars(df, "walker.walk_cycle_share", hue="physmem.page_size",
 ...                    baseline="base_only")                                 # doctest: +SKIP
 >>> figures.save(fig, "page-sizes", formats=("png", "svg"))                  # doctest: +SKIP
 

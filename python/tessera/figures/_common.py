@@ -59,7 +59,8 @@ def resolve_column(df: pd.DataFrame, name: str) -> str:
     """The column ``name`` refers to: ``name`` itself, else ``axis.<name>``,
     ``param.<name>``, ``config.<name>`` (first that exists). A derived
     metric's old name (``derived.walks_pki``, stats schema 1) is an alias of
-    its current one (``walker.walks_pki``).
+    its current one (``walker.walks_pki``), and a name without a dot is the
+    one stat column that ends with it (``walks_pki``).
 
     Raises ``ValueError`` naming close matches and the available axis columns.
     """
@@ -67,9 +68,21 @@ def resolve_column(df: pd.DataFrame, name: str) -> str:
         raise ValueError(f"a column name must be a non-empty string, not {name!r}")
     from tessera.result import current_stat_name
 
-    for candidate in (name, *(p + name for p in PREFIXES), current_stat_name(name)):
-        if candidate in df.columns:
-            return candidate
+    # `physmem.page_size` and `physmem.page_size.kind` name one mechanism
+    # choice: a sweep axis is recorded as the former, the resolved config
+    # flattens to the latter.
+    canonical = name[: -len(".kind")] if name.endswith(".kind") else name
+    for n in dict.fromkeys((name if name in df.columns else canonical, canonical, canonical + ".kind")):
+        for candidate in (n, *(p + n for p in PREFIXES)):
+            if candidate in df.columns:
+                return candidate
+    if current_stat_name(name) in df.columns:
+        return current_stat_name(name)
+    # A bare metric name (`walks_pki`) is the one stat column it ends.
+    if "." not in name:
+        ends = [str(c) for c in df.columns if str(c).endswith("." + name) and not str(c).startswith(PREFIXES)]
+        if len(ends) == 1:
+            return ends[0]
     raise ValueError(_unknown_column_message(df, name))
 
 
@@ -92,7 +105,8 @@ def _unknown_column_message(df: pd.DataFrame, name: str) -> str:
     msg = f"unknown column {name!r}"
     msg += f"; did you mean {', '.join(close[:5])}?" if close else "; no similar column."
     msg += f" Axis columns: {', '.join(axes)}." if axes else " This DataFrame has no axis.* columns."
-    msg += " (A name is looked up as given, then as axis.NAME, param.NAME and config.NAME.)"
+    msg += (" (A name is looked up as given, then as axis.NAME, param.NAME and config.NAME;"
+            " a name without a dot may also be the one stat that ends with it.)")
     return msg
 
 

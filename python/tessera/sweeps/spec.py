@@ -13,7 +13,7 @@ A sweep is TOML (a file, text, or a dict of the same shape)::
     table = "256MiB"
     [axes]                            # crossed in this order
     workload = ["gups", "kvcache"]
-    "physmem.page_size.kind" = ["base_only", "thp"]
+    "physmem.page_size" = ["base_only", "thp"]
     seed = { start = 0, stop = 3 }
     zip = [["workload", "param.updates"]]
     [[exclude]]
@@ -48,8 +48,8 @@ from tessera.identity import trace_digest
 __all__ = ["SweepSpec", "Run", "load_spec", "SPECIAL_AXES"]
 
 #: Axes that are not config keys.
-SPECIAL_AXES = ("workload", "trace", "synthetic", "machine", "seed")
-_TOP_KEYS = ("name", "description", "machine", "seed", "set", "source", "params", "axes", "exclude", "include")
+SPECIAL_AXES = ("workload", "trace", "synthetic", "machine", "seed", "warmup")
+_TOP_KEYS = ("name", "description", "machine", "seed", "warmup", "set", "source", "params", "axes", "exclude", "include")
 _SOURCE_KEYS = ("workload", "trace", "synthetic", "champsim_ifetch", "champsim_access_size")
 _SYNTHETIC_KEYS = ("pattern", "accesses", "footprint")
 _RANGE_KEYS = ("start", "stop", "step", "mul")
@@ -77,6 +77,8 @@ class Run:
     trace: Optional[str] = None
     synthetic: Optional[dict[str, Any]] = None
     champsim: dict[str, Any] = field(default_factory=dict)
+    #: the warm-up, canonically spelled (``"1000000 accesses"``), or None
+    warmup: Optional[str] = None
 
     def task(self) -> dict[str, Any]:
         """What a worker needs to run it: plain, picklable data only."""
@@ -91,6 +93,7 @@ class Run:
             "trace": self.trace,
             "synthetic": dict(self.synthetic) if self.synthetic is not None else None,
             "champsim": dict(self.champsim),
+            "warmup": self.warmup,
         }
 
     def describe(self) -> dict[str, Any]:
@@ -104,6 +107,7 @@ class Run:
             "trace": self.trace,
             "synthetic": self.synthetic,
             "champsim": dict(self.champsim),
+            "warmup": self.warmup,
         }
 
 
@@ -155,8 +159,46 @@ def load_spec(spec: SpecLike) -> SweepSpec:
             data, origin, base = _parse_toml(text, s), s, p.resolve().parent
     else:
         raise TypeError(f"a sweep is a file path, TOML text or a dict, not {type(spec).__name__}")
+    data = _canonical_names(data, origin)
     _check_shape(data, origin)
     return SweepSpec(name=data["name"], data=data, base_dir=base, origin=origin, text=text)
+
+
+def canonical_key(key: str) -> str:
+    """A config key as the sweep records it: a mechanism is named by its
+    section (``physmem.page_size``), and ``physmem.page_size`` is an
+    alias of it, exactly as for ``--set`` (both replace the mechanism and
+    drop its old parameters)."""
+    return key[: -len(".kind")] if key.endswith(".kind") and key not in SPECIAL_AXES else key
+
+
+def _canonical_names(data: dict[str, Any], origin: str) -> dict[str, Any]:
+    """``data`` with every config key of ``set``, ``axes`` (zip groups
+    included), ``exclude`` and ``include`` in its canonical spelling."""
+
+    def rename(table: Any, where: str) -> Any:
+        if not isinstance(table, Mapping):
+            return table
+        out: dict[str, Any] = {}
+        for k, v in table.items():
+            c = canonical_key(k) if isinstance(k, str) else k
+            if c in out:
+                raise _err(origin, f"{where}.{k}", f"`{k}` and `{c}` are two spellings of one key: give it once")
+            out[c] = v
+        return out
+
+    data = dict(data)
+    for key in ("set", "axes"):
+        if key in data:
+            data[key] = rename(data[key], key)
+    zip_groups = data.get("axes", {}).get("zip") if isinstance(data.get("axes"), Mapping) else None
+    if isinstance(zip_groups, list):
+        data["axes"]["zip"] = [[canonical_key(n) if isinstance(n, str) else n for n in g] if isinstance(g, list) else g
+                               for g in zip_groups]
+    for key in ("exclude", "include"):
+        if isinstance(data.get(key), list):
+            data[key] = [rename(rule, key) for rule in data[key]]
+    return data
 
 
 def _parse_toml(text: str, origin: str) -> dict[str, Any]:
@@ -436,6 +478,15 @@ def _expand(spec: SweepSpec) -> list[Run]:
         seed = point.get("seed", data.get("seed", 0))
         if not _is_int(seed):
             raise _err(origin, "axes.seed", f"seed {seed!r} is not a non-negative integer")
+        warmup = point.get("warmup", data.get("warmup"))
+        if warmup is not None:
+            where = "axes.warmup" if "warmup" in point else "warmup"
+            if isinstance(warmup, bool) or not isinstance(warmup, (int, str)):
+                raise _err(origin, where, f"warm-up {warmup!r} is not a count or a string like '1M instructions'")
+            try:
+                warmup = _core.parse_warmup(str(warmup))
+            except _core.ConfigError as e:
+                raise _err(origin, where, str(e)) from None
 
         key = (machine_name, tuple(overrides))
         if key not in resolved:
@@ -477,6 +528,9 @@ def _expand(spec: SweepSpec) -> list[Run]:
                 raise _err(origin, "source.synthetic.accesses", str(e)) from None
             synthetic = full
             ident = {"synthetic": full}
+        if warmup is not None:
+            # Only warmed runs carry it, so the ids of runs without one stay as they were.
+            ident["warmup"] = warmup
         rid = run_id_of(config_toml, ident, seed, version)
         if rid in seen:
             raise _err(origin, "axes", f"two points of the sweep are the same run: {seen[rid]} and {point} "
@@ -484,5 +538,5 @@ def _expand(spec: SweepSpec) -> list[Run]:
         seen[rid] = point
         runs.append(Run(run_id=rid, point=dict(point), machine=label, machine_source=msource,
                         overrides=tuple(overrides), config_toml=config_toml, seed=seed, workload=workload,
-                        params=params, trace=trace, synthetic=synthetic, champsim=champsim))
+                        params=params, trace=trace, synthetic=synthetic, champsim=champsim, warmup=warmup))
     return runs

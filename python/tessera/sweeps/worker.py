@@ -44,6 +44,7 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
             params=task["params"] if task["workload"] is not None else None,
             overrides=task["overrides"],
             seed=task["seed"],
+            warmup=task.get("warmup"),
             **task.get("champsim", {}),
         )
     except TesseraError as e:

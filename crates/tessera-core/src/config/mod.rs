@@ -154,6 +154,12 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
     let parts: Vec<&str> = key.split('.').collect();
     let mut cur = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        if let Some(kind) = structure_collection(&parts[..i]) {
+            if !cur.contains_key(*part) {
+                let known: Vec<&str> = cur.iter().filter(|(_, v)| v.is_table()).map(|(k, _)| k.as_str()).collect();
+                return Err(no_such_structure(&parts[..=i], kind, &known));
+            }
+        }
         let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         // Setting a sub-key of a mechanism given by name (`replacement = "lru"`) turns it into a table.
         if let toml::Value::String(name) = entry {
@@ -185,6 +191,35 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
     }
     cur.insert(last.to_string(), value);
     Ok(())
+}
+
+/// The tables whose keys name structures of the machine (TLBs, PSCs, cache
+/// levels), and what such a structure is called. An override may set a key
+/// inside an existing structure, or give a whole new structure as an inline
+/// table (`mmu.tlb.l3={level = 3, ...}`); it may not create one by setting a
+/// key inside a name that does not exist, which is how a typo (`l2tlb` for
+/// `l2_tlb`) would otherwise make a new, incomplete structure.
+fn structure_collection(path: &[&str]) -> Option<&'static str> {
+    match path {
+        ["mmu", "tlb"] => Some("TLB structure"),
+        ["mmu", "psc"] => Some("paging-structure cache"),
+        ["cache"] => Some("cache level"),
+        _ => None,
+    }
+}
+
+fn no_such_structure(path: &[&str], kind: &str, known: &[&str]) -> Error {
+    let name = path[path.len() - 1];
+    let parent = path[..path.len() - 1].join(".");
+    let close: Vec<&str> = known.iter().copied().filter(|k| strsim::normalized_damerau_levenshtein(k, name) >= 0.6).collect();
+    let mut msg = format!("no {kind} `{name}` in this machine; known: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") });
+    if let Some(best) = close.iter().max_by(|a, b| {
+        strsim::normalized_damerau_levenshtein(a, name).total_cmp(&strsim::normalized_damerau_levenshtein(b, name))
+    }) {
+        msg.push_str(&format!(" (did you mean `{best}`?)"));
+    }
+    msg.push_str(&format!(". To add a new {kind}, give it whole: --set '{parent}.{name}={{ ... }}'"));
+    Error::config(path.join("."), msg)
 }
 
 /// Deserialise `value` as `T`, reporting the dotted key path (under `path`) on error.

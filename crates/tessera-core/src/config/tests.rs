@@ -183,3 +183,25 @@ fn an_inheriting_machine_does_not_keep_the_presets_description() {
     assert_eq!(spec.name, "big_stlb");
     assert_eq!(spec.description, "based on preset sandy_bridge");
 }
+
+#[test]
+fn an_override_inside_an_unknown_structure_names_the_known_ones() {
+    let e = preset_err(&["mmu.tlb.l2tlb.entries=1024"]);
+    assert!(e.contains("`mmu.tlb.l2tlb`") && e.contains("no TLB structure `l2tlb`"), "{e}");
+    assert!(e.contains("l1_dtlb_4k") && e.contains("l2_tlb") && e.contains("did you mean `l2_tlb`?"), "{e}");
+    assert!(!e.contains("level"), "the old error about a missing `level` is back: {e}");
+    let e = preset_err(&["mmu.psc.pmd.entries=64"]);
+    assert!(e.contains("no paging-structure cache `pmd`") && e.contains("pde, pdpte, pml4e"), "{e}");
+    let e = load_err("inherit = \"tlb_only\"", &["cache.l2.size=1MiB"]).to_string();
+    assert!(e.contains("no cache level `l2`") && e.contains("known: none"), "{e}");
+}
+
+#[test]
+fn a_new_structure_is_added_whole_and_existing_ones_take_sub_keys() {
+    let add = "mmu.tlb.l3_tlb={ level = 3, side = \"data\", page_sizes = [\"4k\"], entries = 2048, ways = 8 }";
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &[add.to_string(), "mmu.tlb.l3_tlb.latency=20".to_string()]).unwrap();
+    let l3 = &spec.mmu.tlb["l3_tlb"];
+    assert_eq!((l3.level, l3.entries, l3.latency), (3, 2048, 20));
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &["mmu.psc.pde.entries=64".to_string()]).unwrap();
+    assert_eq!(spec.mmu.psc["pde"].entries, 64);
+}
