@@ -40,8 +40,8 @@ def _row(workload: str, page: str, pf: str, **counters: int) -> dict[str, Any]:
         "cache.l1d.misses": 1000,
         "cache.l2.data_misses": 500,
         "cache.llc.data_misses": 200,
-        "os.pages_4k": 0,
-        "os.pages_2m": 0,
+        "pagetable.mappings_4k": 0,
+        "pagetable.mappings_2m": 0,
         "os.faults": 10,
     }
     row.update(counters)
@@ -58,14 +58,14 @@ def _runs(walks=(("kvcache", 1000, 500), ("gups", 2000, 0))) -> pd.DataFrame:
         rows.append(
             _row(w, "4K", "none", **{"walker.data_walks": walks4, "walker.cycles": 40 * walks4,
                                      "core.translation_stall_cycles": 40 * walks4 + 7000,
-                                     "core.data_stall_cycles": 50_000, "os.pages_4k": 2560,
+                                     "core.data_stall_cycles": 50_000, "pagetable.mappings_4k": 2560,
                                      "cache.l1d.misses": 1200, "cache.llc.data_misses": 250})
         )
         for pf, cost in (("none", 20), ("l1", 30), ("all", 10)):
             rows.append(
                 _row(w, "2M", pf, **{"walker.data_walks": walks2, "walker.cycles": cost * walks2,
                                      "core.translation_stall_cycles": cost * walks2 + 1000,
-                                     "core.data_stall_cycles": 45_000, "os.pages_2m": 5})
+                                     "core.data_stall_cycles": 45_000, "pagetable.mappings_2m": 5})
             )
     # Shuffled, so label_runs must restore the study's order.
     return pd.DataFrame(rows).sample(frac=1.0, random_state=1).reset_index(drop=True)

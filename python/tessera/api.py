@@ -24,6 +24,7 @@ __all__ = [
     "presets",
     "resolve_config",
     "stat_docs",
+    "stat_kinds",
     "registry",
     "trace_info",
     "convert_trace",
@@ -348,14 +349,21 @@ def preset_toml(name: str) -> str:
 def stat_docs(
     config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()
 ) -> dict[str, tuple[str, str]]:
-    """``{stat name: (unit, description)}`` for every stat the machine reports:
-    its counters, then the derived metrics (``mmu.<tlb>.mpki`` stands
-    for one metric per TLB structure)."""
+    """``{stat name: (unit, description)}`` for every stat the machine
+    reports: exactly the names of every run of this machine (counters,
+    gauges and derived metrics; see :func:`stat_kinds` for which is which)."""
     kind, value = source_of(config)
-    docs = dict(_core.stat_docs(kind, value, _overrides(overrides)))
-    for name, doc in _core.derived_docs().items():
-        docs.setdefault(name, doc)
-    return docs
+    return {n: (u, d) for n, (u, d, _) in _core.stat_docs(kind, value, _overrides(overrides)).items()}
+
+
+def stat_kinds(
+    config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()
+) -> dict[str, str]:
+    """``{stat name: "count" | "gauge" | "derived"}`` for every stat the machine
+    reports. After a warm-up, counts cover only the measured phase and gauges
+    are the levels at the end (``docs/stats.md``)."""
+    kind, value = source_of(config)
+    return {n: k for n, (_, _, k) in _core.stat_docs(kind, value, _overrides(overrides)).items()}
 
 
 def registry() -> dict[str, list[tuple[str, str]]]:

@@ -49,7 +49,7 @@ from tessera.errors import (
     TraceError,
 )
 from tessera.progress import ProgressBar, should_show
-from tessera.result import FORMATS, write_atomic
+from tessera.result import FORMATS, STATS_SCHEMA, write_atomic
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -363,6 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: all cores)")
     p_rep.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
     p_rep.add_argument("--force", action="store_true", help="re-run simulations already in the store")
+    p_rep.add_argument(
+        "--warmup",
+        metavar="N[ UNIT]",
+        help="one warm-up for every workload ('0' for none); default: about 20%% of each workload's instructions",
+    )
     return parser
 
 
@@ -615,13 +620,16 @@ def cmd_list(out: Console) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, out: Console) -> int:
-    docs = api.stat_docs(_machine(args, default="sandy_bridge"), args.overrides)
-    table = Table(box=None, header_style="bold")
+    machine = _machine(args, default="sandy_bridge")
+    docs = api.stat_docs(machine, args.overrides)
+    kinds = api.stat_kinds(machine, args.overrides)
+    table = Table(box=None, header_style="bold", title=f"stats schema {STATS_SCHEMA} (docs/stats.md)", title_justify="left")
     table.add_column("stat")
+    table.add_column("kind")
     table.add_column("unit")
     table.add_column("description")
     for name, (unit, desc) in docs.items():
-        table.add_row(name, unit, desc)
+        table.add_row(name, kinds[name], unit, desc)
     out.print(table)
     return EXIT_OK
 
@@ -727,6 +735,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
         force=args.force,
         progress=should_show(sys.stderr),
         command=command,
+        warmup=args.warmup,
     )
     err.print(
         f"tessera: {int(r.timing['runs'])} runs, sweep {r.timing['sweep_s']:.0f} s, total {r.timing['total_s']:.0f} s "

@@ -33,7 +33,13 @@ _WALK_REF_LEVELS = (("l1d", "L1D"), ("l2", "L2"), ("llc", "LLC"), ("dram", "DRAM
 
 #: Page sizes as a TLB's ``page_sizes`` names them: the counter of pages the
 #: run mapped at that size, and how the summary writes the size.
-_PAGE_SIZES = {"4k": ("os.pages_4k", "4 KiB"), "2m": ("os.pages_2m", "2 MiB"), "1g": ("os.pages_1g", "1 GiB")}
+# Leaf entries in the page tables at the end (gauges), so that pages mapped
+# during a warm-up count too.
+_PAGE_SIZES = {
+    "4k": ("pagetable.mappings_4k", "4 KiB"),
+    "2m": ("pagetable.mappings_2m", "2 MiB"),
+    "1g": ("pagetable.mappings_1g", "1 GiB"),
+}
 
 
 def fmt(v: Any) -> str:

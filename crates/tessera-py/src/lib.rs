@@ -47,7 +47,8 @@ fn resolve_config(
     Ok(config::load(&source, &overrides).py_err(py)?.to_toml())
 }
 
-/// Every stat of the machine as `{name: (unit, description)}`.
+/// Every stat of the machine as `{name: (unit, description, kind)}`, kind
+/// being `count`, `gauge` or `derived`.
 #[pyfunction]
 #[pyo3(signature = (config_kind, config_value, overrides=Vec::new()))]
 fn stat_docs(
@@ -55,14 +56,14 @@ fn stat_docs(
     config_kind: &str,
     config_value: String,
     overrides: Vec<String>,
-) -> PyResult<BTreeMap<String, (&'static str, &'static str)>> {
+) -> PyResult<BTreeMap<String, (&'static str, &'static str, &'static str)>> {
     let source = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source, &overrides).py_err(py)?;
     let stats = tessera_core::stats::derived::stat_docs(&spec).py_err(py)?;
     Ok(stats
         .info
         .into_iter()
-        .map(|(k, i)| (k, (i.unit, i.desc)))
+        .map(|(k, i)| (k, (i.unit, i.desc, i.kind)))
         .collect())
 }
 

@@ -36,6 +36,7 @@ def reproduce(
     force: bool = False,
     progress: bool = False,
     command: Optional[str] = None,
+    warmup: Optional[str] = None,
 ) -> Any:
     """Run ``study``'s sweep and write its report (``report.md``,
     ``report.html``, figures, data, the sweep TOML) into ``out``.
@@ -44,7 +45,9 @@ def reproduce(
     ``scale`` names a scale directly (``"full"``, ``"quick"``, or ``"tiny"``,
     which only exercises the pipeline). Results are kept in ``store``
     (default ``<out>/store.sqlite``) and reused on a rerun unless ``force``.
-    ``executor``/``jobs`` are passed to ``tessera.sweep``. Returns a
+    ``executor``/``jobs`` are passed to ``tessera.sweep``. ``warmup``
+    replaces the study's default warm-up (about 20 % of each workload's
+    instructions) with one for every workload, ``"0"`` for none. Returns a
     :class:`tessera.report.mmu_analysis.Reproduction`.
     """
     if study not in STUDIES:
@@ -65,4 +68,5 @@ def reproduce(
         force=force,
         progress=progress,
         command=command,
+        warmup=warmup,
     )

@@ -100,7 +100,8 @@ class LocalExecutor:
             return
         # On Ctrl-C the workers got SIGINT too and are stopping; don't wait
         # for queued work, and make sure no process outlives the sweep.
-        procs = list(getattr(pool, "_processes", {}).values())
+        # A pool whose workers never started (or already stopped) has no process table.
+        procs = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
             if p.is_alive():
