@@ -107,61 +107,48 @@ pub fn simulate_warm(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     let mut m = Machine::build(spec, seed)?;
-    let mut batch = AccessBatch::with_capacity(BATCH_LEN);
     let mut part = AccessBatch::with_capacity(BATCH_LEN);
     let mut warm = Phase::default();
     let mut warming = warmup != Warmup::None;
-    let (mut n, mut records, mut instructions) = (0u64, 0u64, 0u64);
-    while source.next_batch(&mut batch)? {
-        if warming {
-            // Where in this batch the warm-up ends, if it does.
-            let end = match warmup {
-                Warmup::None => Some(0),
-                Warmup::Accesses(w) => (records + batch.len() as u64 >= w).then(|| (w - records) as usize),
-                Warmup::Instructions(w) => {
-                    let mut ins = instructions;
-                    batch.ins_gap.iter().position(|&g| {
-                        ins += g as u64;
-                        ins >= w
-                    })
-                    .map(|i| i + 1)
-                }
-            };
-            if let Some(end) = end {
-                part.copy_range(&batch, 0..end);
-                m.feed(&part)?;
-                warm = Phase { records: records + end as u64, instructions: instructions + part.ins_gap.iter().map(|&g| g as u64).sum::<u64>() };
-                m.begin_measurement();
-                warming = false;
-                part.copy_range(&batch, end..batch.len());
-                m.feed(&part)?;
-            } else {
-                m.feed(&batch)?;
+    let mut done = Phase::default();
+    drive(source, progress, |batch| {
+        // Where in this batch the warm-up ends, if it does.
+        let end = match warmup {
+            _ if !warming => None,
+            Warmup::None => None,
+            Warmup::Accesses(w) => (done.records + batch.len() as u64 >= w).then(|| (w - done.records) as usize),
+            Warmup::Instructions(w) => {
+                let mut ins = done.instructions;
+                batch.ins_gap.iter().position(|&g| {
+                    ins += g as u64;
+                    ins >= w
+                })
+                .map(|i| i + 1)
             }
+        };
+        let batch_ins = |r: std::ops::Range<usize>| batch.ins_gap[r].iter().map(|&g| g as u64).sum::<u64>();
+        if let Some(end) = end {
+            part.copy_range(batch, 0..end);
+            m.feed(&part)?;
+            warm = Phase { records: done.records + end as u64, instructions: done.instructions + batch_ins(0..end) };
+            m.begin_measurement();
+            warming = false;
+            part.copy_range(batch, end..batch.len());
+            m.feed(&part)?;
         } else {
-            m.feed(&batch)?;
+            m.feed(batch)?;
         }
-        records += batch.len() as u64;
-        instructions += batch.ins_gap.iter().map(|&g| g as u64).sum::<u64>();
-        n += 1;
-        if n.is_multiple_of(PROGRESS_EVERY) {
-            let (d, t) = source.progress();
-            if !progress(d, t) {
-                return Err(Error::Interrupted);
-            }
-        }
-    }
-    let (d, t) = source.progress();
-    if !progress(d, t) {
-        return Err(Error::Interrupted);
-    }
-    if records == 0 {
+        done.records += batch.len() as u64;
+        done.instructions += batch_ins(0..batch.len());
+        Ok(())
+    })?;
+    if done.records == 0 {
         return Err(Error::Empty { stream: source.describe() });
     }
-    if warmup != Warmup::None && (warming || warm.records == records) {
+    if warmup != Warmup::None && (warming || warm.records == done.records) {
         let (len, unit, have) = match warmup {
-            Warmup::Instructions(w) => (w, "instructions", instructions),
-            Warmup::Accesses(w) => (w, "accesses", records),
+            Warmup::Instructions(w) => (w, "instructions", done.instructions),
+            Warmup::Accesses(w) => (w, "accesses", done.records),
             Warmup::None => unreachable!("checked above"),
         };
         return Err(Error::config(
@@ -176,12 +163,25 @@ pub fn simulate_warm(
 
 /// Feed every batch of `source` into `m`.
 pub fn feed_all(m: &mut Machine, source: &mut dyn AccessSource, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<u64> {
+    let mut records = 0u64;
+    drive(source, progress, |batch| {
+        records += batch.len() as u64;
+        m.feed(batch)
+    })?;
+    Ok(records)
+}
+
+/// Hand every batch of `source` to `each`, reporting progress every few
+/// batches and at the end (a `false` from `progress` stops the run).
+fn drive(
+    source: &mut dyn AccessSource,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    mut each: impl FnMut(&AccessBatch) -> Result<()>,
+) -> Result<()> {
     let mut batch = AccessBatch::with_capacity(BATCH_LEN);
     let mut n = 0u64;
-    let mut records = 0u64;
     while source.next_batch(&mut batch)? {
-        m.feed(&batch)?;
-        records += batch.len() as u64;
+        each(&batch)?;
         n += 1;
         if n.is_multiple_of(PROGRESS_EVERY) {
             let (d, t) = source.progress();
@@ -191,10 +191,11 @@ pub fn feed_all(m: &mut Machine, source: &mut dyn AccessSource, progress: &mut d
         }
     }
     let (d, t) = source.progress();
-    if !progress(d, t) {
-        return Err(Error::Interrupted);
+    if progress(d, t) {
+        Ok(())
+    } else {
+        Err(Error::Interrupted)
     }
-    Ok(records)
 }
 
 #[derive(Clone, Debug, Serialize)]
