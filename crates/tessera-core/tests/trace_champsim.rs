@@ -179,6 +179,23 @@ mod trace_champsim {
     }
 
     #[test]
+    fn zstd_traces_are_detected_by_magic_and_read_through_frames() {
+        let dir = TempDir::new("champsim-zstd");
+        let all = sample();
+        let (a, b) = all.split_at(3);
+        let mut z = zstd::encode_all(&encode(a)[..], 3).unwrap();
+        z.extend(zstd::encode_all(&encode(b)[..], 19).unwrap());
+        let p = write(&dir, "plain-name", &z);
+        assert_eq!(trace::detect(&p).unwrap(), Format::Champsim);
+        assert_eq!(read_path(&p, 4).unwrap(), expected(false));
+        // Cut inside the second frame: an error at a record boundary.
+        let p = write(&dir, "cut.zst", &z[..z.len() - 3]);
+        let (_, loc, msg) = err_of(read_path(&p, 4).unwrap_err());
+        assert!(matches!(loc, Location::Offset(o) if o % 64 == 0), "{loc:?}");
+        assert!(msg.contains("zstd"), "{msg}");
+    }
+
+    #[test]
     fn many_records_stream_across_chunks() {
         // 10 000 instructions (> one 4096-record chunk), each loading and storing.
         let dir = TempDir::new("champsim-many");
@@ -271,7 +288,13 @@ mod trace_champsim {
         let (_, loc, msg) = err_of(read_path(&p, 8).unwrap_err());
         assert_eq!(loc, Location::Offset(0));
         assert!(msg.contains("unknown magic bytes"), "{msg}");
-        assert!(msg.contains("xz- or gzip-compressed"), "{msg}");
+        assert!(msg.contains("xz-, gzip- or zstd-compressed"), "{msg}");
+        assert!(msg.ends_with("the file looks like binary data: first bytes 00 10 40 00 00 00 00 00 00 00 07 19 06 1a 01 02 …"), "{msg}");
+        // Text named like a ChampSim trace is quoted, not read as lackey.
+        let p = write(&dir, "x.champsimtrace.xz", b"I  0401b7a7,4\n");
+        let (_, loc, msg) = err_of(read_path(&p, 8).unwrap_err());
+        assert_eq!(loc, Location::Offset(0));
+        assert!(msg.ends_with("the file looks like text: first line \"I  0401b7a7,4\""), "{msg}");
         // A gzipped text file is not a ChampSim trace.
         let text = "I  0401b7a7,4\n L 1fff0006c0,8\n".repeat(64);
         let p = write(&dir, "lackey.gz", &gz(text.as_bytes()));

@@ -112,14 +112,26 @@ I  00000000,0
     #[test]
     fn binary_junk_is_reported_on_line_one() {
         let dir = TempDir::new("lackey-junk");
-        let p = dir.path("junk.bin");
-        std::fs::write(&p, [0u8, 159, 146, 150, 1, 2, 3, b'\n']).unwrap();
+        for name in ["junk.bin", "junk.lackey"] {
+            let p = dir.path(name);
+            std::fs::write(&p, [0u8, 159, 146, 150, 1, 2, 3, b'\n', b'I']).unwrap();
+            assert_eq!(trace::detect(&p).unwrap(), Format::Lackey);
+            let (file, loc, msg) = trace_err(read_path(&p, 8).unwrap_err());
+            assert_eq!(file, p.display().to_string());
+            assert_eq!(loc, Location::Line(1));
+            assert!(
+                msg.ends_with(
+                    "; the file is neither a Tessera native trace, a compressed ChampSim trace, \
+                     nor lackey text: the file looks like binary data: first bytes 00 9f 92 96 01 02 03 0a 49"
+                ),
+                "{msg}"
+            );
+        }
+        // Binary on a later line is shown in hex, not quoted raw.
+        let p = write(&dir, "late.lackey", "I  10,4\n\u{1}\u{2}\u{3}\n");
         let (_, loc, msg) = trace_err(read_path(&p, 8).unwrap_err());
-        assert_eq!(loc, Location::Line(1));
-        assert!(
-            msg.contains("neither a Tessera native trace, a compressed ChampSim trace, nor lackey text"),
-            "{msg}"
-        );
+        assert_eq!(loc, Location::Line(2));
+        assert!(msg.ends_with("the line is binary data: first bytes 01 02 03"), "{msg}");
     }
 
     #[test]

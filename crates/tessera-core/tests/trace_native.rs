@@ -205,16 +205,63 @@ mod trace_native {
         std::fs::write(&p, &bytes).unwrap();
         let (_, loc, msg) = read_err(&p);
         assert_eq!(loc, Location::Offset(0));
-        assert!(msg.contains("not a Tessera trace"), "{msg}");
-        // Through `open`, a file without the magic is read as lackey text and
-        // fails on its first line.
-        let e = read_path(&p, 16).unwrap_err();
-        let (_, loc, msg) = trace_err(e);
-        assert_eq!(loc, Location::Line(1));
         assert!(
-            msg.contains("neither a Tessera native trace, a compressed ChampSim trace, nor lackey text"),
+            msg.starts_with("not a Tessera native trace (no TESS magic at offset 0); the file looks like binary data: first bytes 89 58 45 53"),
             "{msg}"
         );
+        // Through `open`, a `.tess` file without the magic still goes to the
+        // native reader (not to the lackey reader, as it once did).
+        let e = read_path(&p, 16).unwrap_err();
+        let (file, loc, msg2) = trace_err(e);
+        assert_eq!(file, p.display().to_string());
+        assert_eq!((loc, msg2), (Location::Offset(0), msg));
+    }
+
+    #[test]
+    fn text_in_a_tess_file_is_not_reported_as_lackey() {
+        let dir = TempDir::new("native-text");
+        let p = dir.path("sort.tess");
+        std::fs::write(&p, "\nhello world\x1b[31m\nmore text\n").unwrap();
+        assert_eq!(trace::detect(&p).unwrap(), Format::Native);
+        let (file, loc, msg) = trace_err(read_path(&p, 16).unwrap_err());
+        assert_eq!(file, p.display().to_string());
+        assert_eq!(loc, Location::Offset(0));
+        // Not text by our definition (an escape character): shown in hex.
+        assert!(msg.contains("binary data: first bytes 0a 68 65 6c"), "{msg}");
+        std::fs::write(&p, "\nhello world\r\nI  0401b7a7,4\n").unwrap();
+        let (_, loc, msg) = trace_err(read_path(&p, 16).unwrap_err());
+        assert_eq!(loc, Location::Offset(0));
+        assert_eq!(
+            msg,
+            "not a Tessera native trace (no TESS magic at offset 0); the file looks like text: first line \"hello world\""
+        );
+        // A lackey log renamed to .tess is refused too: lackey has no magic,
+        // so only a name that claims nothing lets text be read as lackey.
+        std::fs::write(&p, "I  0401b7a7,4\n").unwrap();
+        let (_, _, msg) = trace_err(read_path(&p, 16).unwrap_err());
+        assert!(msg.ends_with("first line \"I  0401b7a7,4\""), "{msg}");
+        std::fs::write(&p, "").unwrap();
+        let (_, loc, msg) = trace_err(read_path(&p, 16).unwrap_err());
+        assert_eq!(loc, Location::Offset(0));
+        assert!(msg.ends_with("; the file is empty"), "{msg}");
+        // A long line is cut, and quotes and control characters are escaped.
+        let long = format!("\"{}\"\t{}", "x".repeat(20), "y".repeat(100));
+        std::fs::write(&p, &long).unwrap();
+        let (_, _, msg) = trace_err(read_path(&p, 16).unwrap_err());
+        let excerpt: String = long.chars().take(60).collect::<String>().escape_debug().to_string();
+        assert!(msg.ends_with(&format!("first line \"{excerpt}…\"")), "{msg}");
+    }
+
+    #[test]
+    fn a_native_trace_with_any_name_is_read_by_its_magic() {
+        let dir = TempDir::new("native-names");
+        let recs = random_records(100, 9);
+        for name in ["t.lackey", "t.xz", "t.champsim.gz", "t.txt", "t"] {
+            let p = dir.path(name);
+            write(&p, &recs, 64, json!(null));
+            assert_eq!(trace::detect(&p).unwrap(), Format::Native, "{name}");
+            assert_eq!(read_path(&p, 64).unwrap(), recs, "{name}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! ChampSim instruction traces (xz- or gzip-compressed 64-byte `input_instr`
-//! records): a streaming reader.
+//! ChampSim instruction traces (xz-, gzip- or zstd-compressed 64-byte
+//! `input_instr` records): a streaming reader.
 //!
 //! ## What it models
 //! A ChampSim trace is a compressed stream of fixed 64-byte little-endian
@@ -44,9 +44,11 @@
 //!   never mapped on Linux, and the Pin tracer's `WriteToSet` overflow can leave
 //!   a register number in the low byte of a memory slot (FORMATS.md §1.2).
 //! - **Compression is detected by magic bytes**, not by file name: xz
-//!   (`FD 37 7A 58 5A 00`, concatenated streams allowed) or gzip (`1F 8B`,
-//!   concatenated members allowed). Anything else is an error; an uncompressed
-//!   trace cannot be told from arbitrary bytes (compress it, or convert it).
+//!   (`FD 37 7A 58 5A 00`, concatenated streams allowed), gzip (`1F 8B`,
+//!   concatenated members allowed) or zstd (`28 B5 2F FD`, concatenated
+//!   frames allowed; windows up to zstd's default limit of 128 MiB). Anything
+//!   else is an error saying what the file looks like; an uncompressed trace
+//!   cannot be told from arbitrary bytes (compress it, or convert it).
 //! - **Sanity check:** `is_branch` and `branch_taken` must be 0 or 1. This
 //!   catches a compressed file that is not a ChampSim trace (e.g. a gzipped
 //!   lackey log) at its first record instead of producing garbage accesses.
@@ -66,7 +68,7 @@
 //! instructions/s for xz, ≈23 M/s for gzip on this machine).
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
@@ -75,7 +77,7 @@ use liblzma::read::XzDecoder;
 use crate::access::{AccessBatch, AccessKind};
 use crate::error::{Error, Location, Result};
 use crate::stream::AccessSource;
-use crate::trace::{batch_cap, display_name, source_name};
+use crate::trace::{batch_cap, display_name, looks_like, source_name, LOOKS_LIKE_LEN};
 
 /// Bytes per `input_instr` record.
 pub const RECORD_LEN: usize = 64;
@@ -83,6 +85,8 @@ pub const RECORD_LEN: usize = 64;
 pub const XZ_MAGIC: [u8; 6] = [0xFD, b'7', b'z', b'X', b'Z', 0x00];
 /// First bytes of a gzip member.
 pub const GZIP_MAGIC: [u8; 2] = [0x1F, 0x8B];
+/// First bytes of a zstd frame.
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// Default size of a data access (the record has none).
 pub const DEFAULT_ACCESS_SIZE: u8 = 8;
 /// Size of an instruction fetch when fetches are enabled.
@@ -128,6 +132,7 @@ impl ChampsimOptions {
 pub enum Compression {
     Xz,
     Gzip,
+    Zstd,
 }
 
 impl Compression {
@@ -137,15 +142,18 @@ impl Compression {
             Some(Compression::Xz)
         } else if head.starts_with(&GZIP_MAGIC) {
             Some(Compression::Gzip)
+        } else if head.starts_with(&ZSTD_MAGIC) {
+            Some(Compression::Zstd)
         } else {
             None
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Compression::Xz => "xz",
             Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
         }
     }
 }
@@ -169,6 +177,7 @@ impl<R: Read> Read for Counting<R> {
 enum Decoder<R: Read> {
     Xz(XzDecoder<Counting<R>>),
     Gzip(MultiGzDecoder<Counting<R>>),
+    Zstd(zstd::stream::read::Decoder<'static, BufReader<Counting<R>>>),
 }
 
 impl<R: Read> Decoder<R> {
@@ -176,6 +185,7 @@ impl<R: Read> Decoder<R> {
         match self {
             Decoder::Xz(d) => d.read(buf),
             Decoder::Gzip(d) => d.read(buf),
+            Decoder::Zstd(d) => d.read(buf),
         }
     }
 
@@ -183,6 +193,7 @@ impl<R: Read> Decoder<R> {
         match self {
             Decoder::Xz(d) => d.get_ref().n,
             Decoder::Gzip(d) => d.get_ref().n,
+            Decoder::Zstd(d) => d.get_ref().get_ref().n,
         }
     }
 }
@@ -217,22 +228,28 @@ impl ChampsimReader<File> {
         let file = display_name(path);
         let mut f = File::open(path).map_err(|e| Error::io(file.clone(), e))?;
         let total = f.metadata().map_err(|e| Error::io(file.clone(), e))?.len();
-        let mut head = [0u8; 6];
+        let mut head = [0u8; LOOKS_LIKE_LEN];
         let got = read_upto(&mut f, &mut head).map_err(|e| Error::io(file.clone(), e))?;
-        let compression = Compression::sniff(&head[..got]).ok_or_else(|| {
-            Error::trace(
-                file.clone(),
-                Location::Offset(0),
-                format!(
-                    "unknown magic bytes {:02x?}: a ChampSim trace must be xz- or gzip-compressed",
-                    &head[..got]
-                ),
-            )
-        })?;
+        let compression = Compression::sniff(&head[..got])
+            .ok_or_else(|| unknown_magic(&file, &head[..got]))?;
         // Reopen rather than seek: `Counting` must see the file from byte 0.
         let f = File::open(path).map_err(|e| Error::io(file.clone(), e))?;
         Self::from_reader(f, compression, opts, file, source_name(path), total)
     }
+}
+
+/// The error for a file without a compression magic; `head` is its first
+/// bytes (up to [`LOOKS_LIKE_LEN`]).
+pub fn unknown_magic(file: &str, head: &[u8]) -> Error {
+    Error::trace(
+        file,
+        Location::Offset(0),
+        format!(
+            "unknown magic bytes {:02x?}: a ChampSim trace must be xz-, gzip- or zstd-compressed; {}",
+            &head[..head.len().min(ZSTD_MAGIC.len().max(XZ_MAGIC.len()))],
+            looks_like(head)
+        ),
+    )
 }
 
 fn read_upto(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -264,6 +281,9 @@ impl<R: Read> ChampsimReader<R> {
         let dec = match compression {
             Compression::Xz => Decoder::Xz(XzDecoder::new_multi_decoder(counting)),
             Compression::Gzip => Decoder::Gzip(MultiGzDecoder::new(counting)),
+            Compression::Zstd => Decoder::Zstd(
+                zstd::stream::read::Decoder::new(counting).map_err(|e| Error::io(file.clone(), e))?,
+            ),
         };
         Ok(ChampsimReader {
             dec,

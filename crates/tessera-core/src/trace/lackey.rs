@@ -54,7 +54,9 @@ use crate::access::{AccessBatch, AccessKind};
 use crate::error::{Error, Location, Result};
 use crate::stream::AccessSource;
 use crate::trace::output::AtomicOutput;
-use crate::trace::{batch_cap, display_name, source_name};
+use crate::trace::{
+    batch_cap, display_name, hex_excerpt, is_text, looks_like, source_name, LOOKS_LIKE_LEN,
+};
 
 /// Read buffer; also the longest line accepted.
 const BUF_LEN: usize = 1 << 20;
@@ -179,13 +181,27 @@ impl<R: Read> LackeyReader<R> {
             .map_or(self.filled.max(start), |i| start + i);
         let text = &self.buf[start..end.min(start + QUOTE_LEN)];
         let ellipsis = if end > start + QUOTE_LEN { "…" } else { "" };
-        let mut msg = format!(
-            "{what}: `{}{ellipsis}`",
-            String::from_utf8_lossy(text).escape_debug()
-        );
-        if line == 1 && text.iter().any(|&c| c == 0 || c >= 0x80) {
-            msg.push_str(" (the file is neither a Tessera native trace, a compressed ChampSim trace, nor lackey text)");
-        }
+        // Binary bytes are shown in hex: quoting them would garble the terminal.
+        let msg = if !is_text(&self.buf[start..end]) {
+            if line == 1 {
+                let head = &self.buf[..self.filled.min(LOOKS_LIKE_LEN)];
+                format!(
+                    "{what}; the file is neither a Tessera native trace, a compressed ChampSim \
+                     trace, nor lackey text: {}",
+                    looks_like(head)
+                )
+            } else {
+                format!(
+                    "{what}: the line is binary data: first bytes {}",
+                    hex_excerpt(&self.buf[start..end])
+                )
+            }
+        } else {
+            format!(
+                "{what}: `{}{ellipsis}`",
+                String::from_utf8_lossy(text).escape_debug()
+            )
+        };
         Error::trace(self.file.clone(), Location::Line(line), msg)
     }
 

@@ -10,11 +10,15 @@
 //! - [`Format::Champsim`]: ChampSim's xz/gzip-compressed 64-byte instruction
 //!   records ([`champsim`]); read only, never written.
 //!
-//! [`detect`] looks at the first 8 bytes: the native magic means native, the
-//! xz or gzip magic means ChampSim, anything else is taken to be lackey text,
-//! which then fails on its first line that is not lackey syntax — except that
-//! a file named like a ChampSim trace (`*.xz`, `*.gz`, `*champsim*`) goes to
-//! the ChampSim reader, whose error then names the unknown magic bytes.
+//! [`detect`] goes by content first: the native magic means native, the xz,
+//! gzip or zstd magic means ChampSim, whatever the file is called (a magic
+//! cannot occur by accident, so a misnamed trace is still read correctly).
+//! Only a file without a magic is routed by its name: `*.tess` to the native
+//! reader and a ChampSim-looking name (`*.xz`, `*.gz`, `*.zst`, `*champsim*`)
+//! to the ChampSim reader, whose errors then say what the file looks like (a
+//! short escaped excerpt of its first line, or its first bytes in hex, see
+//! [`looks_like`]); anything else is read as lackey text, whose reader
+//! rejects binary data and non-lackey lines by line number.
 //!
 //! [`record`] makes native traces from running programs (Valgrind lackey, or
 //! QEMU user mode with Tessera's plugin built by [`qemu_plugin`]).
@@ -30,6 +34,8 @@
 //!   A record of size 0 counts as touching one byte.
 
 pub mod champsim;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod lackey;
 pub mod native;
 mod output;
@@ -127,7 +133,10 @@ pub(crate) fn batch_cap(out: &mut AccessBatch) -> usize {
     }
 }
 
-/// Detect a trace's format from its first bytes.
+/// Detect a trace's format from its first bytes, falling back on its name
+/// when they carry no magic (see the module doc). Never fails on content: a
+/// file that is not the trace it is routed as fails in that reader, with an
+/// error saying what the file looks like.
 pub fn detect(path: &Path) -> Result<Format> {
     let name = display_name(path);
     let mut f = File::open(path).map_err(|e| Error::io(name.clone(), e))?;
@@ -141,22 +150,108 @@ pub fn detect(path: &Path) -> Result<Format> {
             Err(e) => return Err(Error::io(name, e)),
         }
     }
-    Ok(if got == 8 && head == native::MAGIC {
-        Format::Native
-    } else if champsim::Compression::sniff(&head[..got]).is_some() || champsim_name(path) {
-        // A ChampSim-looking name with unknown magic goes to the ChampSim
-        // reader so the error says what is wrong (not "bad lackey line 1").
-        Format::Champsim
-    } else {
-        Format::Lackey
-    })
+    Ok(detect_head(&head[..got], &source_name(path)))
 }
 
-/// Whether a file name says "ChampSim trace": `*.xz`, `*.gz`, or a name
-/// containing `champsim` (`*.champsimtrace.xz`, `x.champsim`).
-fn champsim_name(path: &Path) -> bool {
-    let name = source_name(path).to_ascii_lowercase();
-    name.ends_with(".xz") || name.ends_with(".gz") || name.contains("champsim")
+/// [`detect`] on a file's first bytes (at least 8 when the file has them)
+/// and its file name.
+pub fn detect_head(head: &[u8], file_name: &str) -> Format {
+    if head.starts_with(&native::MAGIC) {
+        Format::Native
+    } else if champsim::Compression::sniff(head).is_some() {
+        Format::Champsim
+    } else {
+        name_format(file_name).unwrap_or(Format::Lackey)
+    }
+}
+
+/// The format a file name claims: `*.tess` native; `*.xz`, `*.gz`, `*.zst`
+/// or a name containing `champsim` ChampSim; `*.lackey` lackey.
+fn name_format(file_name: &str) -> Option<Format> {
+    let name = file_name.to_ascii_lowercase();
+    if name.ends_with(".tess") {
+        Some(Format::Native)
+    } else if name.ends_with(".xz")
+        || name.ends_with(".gz")
+        || name.ends_with(".zst")
+        || name.contains("champsim")
+    {
+        Some(Format::Champsim)
+    } else if name.ends_with(".lackey") {
+        Some(Format::Lackey)
+    } else {
+        None
+    }
+}
+
+/// Bytes of a file's start that [`looks_like`] wants to see.
+pub(crate) const LOOKS_LIKE_LEN: usize = 256;
+/// Characters of a text line [`looks_like`] quotes.
+const EXCERPT_CHARS: usize = 60;
+/// Bytes of binary data [`looks_like`] shows in hex.
+const EXCERPT_BYTES: usize = 16;
+
+/// Whether `head` (a file's first bytes, possibly cut inside a character) is
+/// text: valid UTF-8 without control characters other than white space.
+pub(crate) fn is_text(head: &[u8]) -> bool {
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // Only a character cut by the end of `head` is forgiven.
+        Err(e) => e.error_len().is_none(),
+    };
+    utf8 && !head
+        .iter()
+        .any(|&c| (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)) || c == 0x7f)
+}
+
+/// What a file that is not the trace it was taken for looks like, from its
+/// first bytes (up to [`LOOKS_LIKE_LEN`]), for an error message: "the file
+/// is empty", "the file looks like text: first line \"…\"" (escaped, cut to
+/// 60 characters) or "the file looks like binary data: first bytes 00 9f …"
+/// (hex). Raw binary never reaches a message.
+pub fn looks_like(head: &[u8]) -> String {
+    if head.is_empty() {
+        return "the file is empty".into();
+    }
+    if head.starts_with(&native::MAGIC) {
+        return "the file looks like a Tessera native trace".into();
+    }
+    if let Some(c) = champsim::Compression::sniff(head) {
+        return format!("the file looks like {}-compressed data", c.name());
+    }
+    if is_text(head) {
+        let text = String::from_utf8_lossy(head);
+        let line = text
+            .lines()
+            .map(str::trim_end)
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        if line.is_empty() {
+            return "the file looks like text: blank lines only".into();
+        }
+        let excerpt: String = line.chars().take(EXCERPT_CHARS).collect();
+        let more = if excerpt.len() < line.len() { "…" } else { "" };
+        format!(
+            "the file looks like text: first line \"{}{more}\"",
+            excerpt.escape_debug()
+        )
+    } else {
+        format!(
+            "the file looks like binary data: first bytes {}",
+            hex_excerpt(head)
+        )
+    }
+}
+
+/// The first bytes of `b` in hex, for quoting binary data in a message.
+pub(crate) fn hex_excerpt(b: &[u8]) -> String {
+    let hex: Vec<String> = b
+        .iter()
+        .take(EXCERPT_BYTES)
+        .map(|c| format!("{c:02x}"))
+        .collect();
+    let more = if b.len() > EXCERPT_BYTES { " …" } else { "" };
+    format!("{}{more}", hex.join(" "))
 }
 
 /// How readers interpret formats that leave choices open. Only ChampSim has

@@ -45,7 +45,7 @@ use crate::access::{AccessBatch, AccessKind};
 use crate::error::{Error, Location, Result};
 use crate::stream::AccessSource;
 use crate::trace::output::AtomicOutput;
-use crate::trace::{batch_cap, display_name, source_name};
+use crate::trace::{batch_cap, display_name, looks_like, source_name, LOOKS_LIKE_LEN};
 
 /// First 8 bytes of every native trace.
 pub const MAGIC: [u8; 8] = *b"\x89TESS\r\n\x1a";
@@ -176,7 +176,21 @@ impl<R: Read> NativeReader<R> {
         let mut h = [0u8; HEADER_LEN as usize];
         let got = self.read_upto(&mut h[..8])?;
         if h[..got] != MAGIC[..got] || got == 0 {
-            return Err(self.fail(0, "not a Tessera trace (wrong magic bytes)"));
+            // Read a little more so the message can say what the file is.
+            let mut head = [0u8; LOOKS_LIKE_LEN];
+            head[..got].copy_from_slice(&h[..got]);
+            let more = if got == 8 {
+                self.read_upto(&mut head[8..])?
+            } else {
+                0
+            };
+            return Err(self.fail(
+                0,
+                format!(
+                    "not a Tessera native trace (no TESS magic at offset 0); {}",
+                    looks_like(&head[..got + more])
+                ),
+            ));
         }
         if got < 8 {
             return Err(self.fail(
