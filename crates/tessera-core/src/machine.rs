@@ -23,7 +23,7 @@ use crate::page_size::PageSizePolicy;
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::registry::AnyPageSizePolicy;
-use crate::stats::{derived, visit_prefixed, Collector, StatGroup, StatVisitor, Stats};
+use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
 use crate::tlb::{Lookup, MemoKey, Mmu};
 use crate::walker::{WalkResult, Walker};
@@ -430,14 +430,6 @@ impl Machine {
     }
     pub fn physmem(&self) -> &PhysMem {
         &self.mem
-    }
-}
-
-impl StatGroup for Machine {
-    fn visit(&self, v: &mut dyn StatVisitor) {
-        let mut core = self.core.clone();
-        self.timing.finish(&mut core);
-        self.visit_with(&core, v);
     }
 }
 

@@ -318,6 +318,7 @@ impl Bound {
     /// Zero every counter and keep the machine's state: the reference for a
     /// warm-up (`run::simulate_warm`), which `Machine` implements by
     /// subtracting a snapshot instead.
+    #[allow(dead_code)] // used by tests/bound_model.rs, not by the benchmark binary
     pub fn reset_counters(&mut self) {
         for t in [&mut self.l1.lookups, &mut self.l1.hits, &mut self.l1.fills, &mut self.l1.evictions] {
             *t = 0;

@@ -193,10 +193,13 @@ fn clustered_batches(seed: u64, records: usize) -> Vec<AccessBatch> {
     out
 }
 
+/// An instruction TLB added to a machine that has none (a new structure is
+/// given whole; see `config::apply_override`).
+const FETCH_TLB: &str = "mmu.tlb.l1_itlb={ level = 1, side = \"instr\", page_sizes = [\"4k\"], entries = 16, ways = 4 }";
+
 #[test]
 fn bulk_counted_repeat_runs_match_the_per_access_path() {
-    let fetch_tlb = ["mmu.tlb.l1_itlb.level=1", "mmu.tlb.l1_itlb.side=\"instr\"", "mmu.tlb.l1_itlb.page_sizes=[\"4k\"]",
-                     "mmu.tlb.l1_itlb.entries=16", "mmu.tlb.l1_itlb.ways=4"];
+    let fetch_tlb = [FETCH_TLB];
     let configs: [&[&str]; 3] = [&[], &["timing.enabled=true"], &fetch_tlb];
     for (k, overrides) in configs.iter().enumerate() {
         let sp = spec("tlb_only", overrides);
@@ -244,8 +247,7 @@ fn walk_shortcuts_match_full_walks() {
         &[],
         &["timing.enabled=true", "pagetable.levels=5"],
         &["physmem.page_size=\"thp\"", "physmem.fragmentation=0.997"],
-        &["mmu.tlb.l1_itlb.level=1", "mmu.tlb.l1_itlb.side=\"instr\"", "mmu.tlb.l1_itlb.page_sizes=[\"4k\"]",
-          "mmu.tlb.l1_itlb.entries=16", "mmu.tlb.l1_itlb.ways=4"],
+        &[FETCH_TLB],
     ];
     for (k, overrides) in configs.iter().enumerate() {
         let sp = spec("tlb_only", overrides);
