@@ -36,9 +36,11 @@ def simulate(
     champsim_ifetch: Optional[bool] = None,
     champsim_access_size: Optional[int] = None,
     workload: Optional[tuple[str, dict[str, str]]] = None,
+    warmup: Optional[str] = None,
 ) -> dict[str, Any]:
     """Run one simulation (GIL released). Returns ``counters``, ``derived``,
-    ``config_toml``, ``source``, ``seed``, ``version``."""
+    ``config_toml``, ``source``, ``seed``, ``version``, ``stats_schema`` and
+    ``phases`` (``warmup`` and ``measured``: ``records``, ``instructions``)."""
 
 def bench(
     config_kind: str,
@@ -68,7 +70,15 @@ def presets() -> list[tuple[str, str, str]]:
     """``(name, summary, toml)`` of every shipped preset."""
 
 def resolve_config(config_kind: str, config_value: str, overrides: list[str] = ...) -> str: ...
-def stat_docs(config_kind: str, config_value: str, overrides: list[str] = ...) -> dict[str, tuple[str, str]]: ...
+#: The stats schema this core writes (``docs/stats.md``).
+STATS_SCHEMA: int
+
+def stat_docs(config_kind: str, config_value: str, overrides: list[str] = ...) -> dict[str, tuple[str, str, str]]:
+    """``{name: (unit, description, kind)}``, kind ``count``, ``gauge`` or ``derived``."""
+def renamed_stats() -> dict[str, str]:
+    """Schema-1 derived-metric names → schema-2 names."""
+def parse_warmup(text: str) -> Optional[str]:
+    """A warm-up's canonical spelling, or None for none; ConfigError at ``warmup`` if malformed."""
 def derived_docs() -> dict[str, tuple[str, str]]: ...
 def compare(
     base_counters: dict[str, int],
