@@ -177,6 +177,7 @@ family! {
         ref fn largest_free_order() -> Option<u32>;
         mut fn reserve(pfn: crate::addr::Pfn) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
+        ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
 
@@ -200,6 +201,7 @@ family! {
     }
     methods {
         mut fn on_access(line_addr: u64, hit: bool, out: &mut crate::cache::prefetch::PrefetchBuf);
+        mut fn set_line_bytes(bytes: u64);
     }
 }
 

@@ -228,14 +228,6 @@ fn under(level_path: &str, e: Error) -> Error {
     }
 }
 
-/// Tell a prefetcher that works in lines the owning level's line size.
-fn set_line_bytes(p: &mut AnyPrefetcher, line: u64) {
-    match p {
-        AnyPrefetcher::NextLine(x) => x.set_line_bytes(line),
-        AnyPrefetcher::NoPrefetch(_) | AnyPrefetcher::Stride(_) => {}
-    }
-}
-
 impl CacheHierarchy {
     pub fn build(spec: &CacheSpec, seed: u64) -> Result<Self> {
         let mut levels = Vec::new();
@@ -262,7 +254,7 @@ impl CacheHierarchy {
             let geom = Geometry { sets, ways, seed: sub_seed(seed, &path) };
             let repl = AnyReplacement::build(&l.replacement, &geom, &format!("{path}.replacement")).map_err(|e| under(&path, e))?;
             let mut prefetcher = AnyPrefetcher::build(&l.prefetcher, &(), &format!("{path}.prefetcher")).map_err(|e| under(&path, e))?;
-            set_line_bytes(&mut prefetcher, line);
+            prefetcher.set_line_bytes(line);
             let prefetching = !matches!(prefetcher, AnyPrefetcher::NoPrefetch(_));
             levels.push(Level {
                 name,

@@ -79,9 +79,7 @@ impl RefHierarchy {
                 let lines = l.size.0 / l.line.0;
                 let ways = l.ways.resolve(lines as u32) as usize;
                 let mut prefetcher = AnyPrefetcher::build(&l.prefetcher, &(), name).expect("prefetcher");
-                if let AnyPrefetcher::NextLine(p) = &mut prefetcher {
-                    p.set_line_bytes(l.line.0);
-                }
+                prefetcher.set_line_bytes(l.line.0);
                 RefLevel {
                     latency: l.latency,
                     line_bytes: l.line.0,

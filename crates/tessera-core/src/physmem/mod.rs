@@ -50,7 +50,7 @@ use crate::addr::{Pfn, BASE_PAGE, BASE_SHIFT};
 use crate::config::spec::PhysMemSpec;
 use crate::error::{Error, Result};
 use crate::stat_group;
-use crate::stats::{visit_prefixed, StatGroup, StatVisitor};
+use crate::stats::{Prefixed, StatGroup, StatVisitor};
 use allocator::{AllocCtx, AnyAllocator, FrameAllocator};
 
 /// Frames per 2 MiB block.
@@ -394,12 +394,8 @@ impl PhysMem {
             pinned_frames: self.pinned_frames,
         }
         .visit(v);
-        // One arm per allocator with its own counters; the rest have none.
-        #[allow(unreachable_patterns, clippy::single_match)]
-        match &self.alloc {
-            AnyAllocator::Buddy(b) => visit_prefixed("allocator.buddy", b.stats(), v),
-            _ => {}
-        }
+        let prefix = format!("allocator.{}", self.alloc.name());
+        self.alloc.visit_stats(&mut Prefixed::new(&prefix, v));
     }
 }
 

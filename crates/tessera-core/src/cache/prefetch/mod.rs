@@ -43,4 +43,9 @@ impl PrefetchBuf {
 
 pub trait Prefetcher {
     fn on_access(&mut self, line_addr: u64, hit: bool, out: &mut PrefetchBuf);
+
+    /// The owning level's line size in bytes, told once after build (the
+    /// family's build context carries no geometry). Prefetchers that do not
+    /// work in lines ignore it.
+    fn set_line_bytes(&mut self, _bytes: u64) {}
 }

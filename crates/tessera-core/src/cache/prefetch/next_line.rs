@@ -10,7 +10,7 @@
 //!   "prefetch on miss" scheme; set it to false to trigger on every access.
 //! - Degree: 1 by default, at most [`PREFETCH_BUF`] (the candidate buffer).
 //! - The line size is the owning level's; the cache sets it after build with
-//!   [`NextLine::set_line_bytes`] (the family's build context carries no
+//!   [`Prefetcher::set_line_bytes`] (the family's build context carries no
 //!   geometry). Until then it is 64 bytes.
 //!
 //! ## Config
@@ -77,14 +77,12 @@ impl Mechanism for NextLine {
     }
 }
 
-impl NextLine {
+impl Prefetcher for NextLine {
     /// Line size of the owning cache level, in bytes (a power of two).
-    pub fn set_line_bytes(&mut self, bytes: u64) {
+    fn set_line_bytes(&mut self, bytes: u64) {
         self.line_bytes = bytes;
     }
-}
 
-impl Prefetcher for NextLine {
     #[inline]
     fn on_access(&mut self, line_addr: u64, hit: bool, out: &mut PrefetchBuf) {
         if hit && self.on_miss_only {

@@ -302,6 +302,10 @@ impl FrameAllocator for Buddy {
         Buddy::reserve(self, pfn)
     }
 
+    fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor) {
+        crate::stats::StatGroup::visit(&self.stats, v);
+    }
+
     fn check_invariants(&self) -> std::result::Result<(), String> {
         let mut blocks = Vec::new();
         for o in 0..=MAX_ORDER {

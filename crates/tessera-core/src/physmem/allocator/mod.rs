@@ -41,4 +41,8 @@ pub trait FrameAllocator {
     fn largest_free_order(&self) -> Option<u32>;
     fn reserve(&mut self, pfn: Pfn) -> bool;
     fn check_invariants(&self) -> Result<(), String>;
+
+    /// The allocator's own counters (reported as `physmem.allocator.<name>.*`);
+    /// none by default.
+    fn visit_stats(&self, _v: &mut dyn crate::stats::StatVisitor) {}
 }
