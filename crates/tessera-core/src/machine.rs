@@ -369,6 +369,7 @@ impl Machine {
                 PageSize::Size4K => self.os.pages_4k += 1,
                 PageSize::Size2M => self.os.pages_2m += 1,
                 PageSize::Size1G => self.os.pages_1g += 1,
+                PageSize::Size64K => {}
             }
             return Ok(());
         }

@@ -54,7 +54,7 @@ impl Mechanism for Thp {
         let sizes = match cfg.max {
             PageSize::Size2M => vec![PageSize::Size2M, PageSize::Size4K],
             PageSize::Size1G => vec![PageSize::Size1G, PageSize::Size2M, PageSize::Size4K],
-            PageSize::Size4K => {
+            PageSize::Size4K | PageSize::Size64K => {
                 return Err(Error::config_allowed("physmem.page_size.max", "thp needs a large page size", &["2m", "1g"]))
             }
         };

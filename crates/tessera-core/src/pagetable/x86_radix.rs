@@ -153,13 +153,14 @@ pub const fn level_frames(level: u32) -> u64 {
     1u64 << (LEVEL_BITS * (level - 1))
 }
 
-/// The level whose leaves map pages of `size` (1, 2 or 3).
+/// The level whose leaves map pages of `size` (1, 2 or 3), if this format maps that size.
 #[inline]
-pub const fn leaf_level(size: PageSize) -> u32 {
+pub const fn leaf_level(size: PageSize) -> Option<u32> {
     match size {
-        PageSize::Size4K => 1,
-        PageSize::Size2M => 2,
-        PageSize::Size1G => 3,
+        PageSize::Size4K => Some(1),
+        PageSize::Size2M => Some(2),
+        PageSize::Size1G => Some(3),
+        PageSize::Size64K => None,
     }
 }
 
@@ -273,10 +274,12 @@ mod tests {
         assert_eq!(level_bytes(4), 512 << 30);
         assert_eq!(level_bytes(5), 256 << 40);
         for s in PageSize::ALL {
-            assert_eq!(level_bytes(leaf_level(s)), s.bytes());
-            assert_eq!(level_frames(leaf_level(s)), 1 << s.order());
-            assert_eq!(page_size_at(leaf_level(s)), Some(s));
+            let Some(level) = leaf_level(s) else { continue };
+            assert_eq!(level_bytes(level), s.bytes());
+            assert_eq!(level_frames(level), 1 << s.order());
+            assert_eq!(page_size_at(level), Some(s));
         }
+        assert_eq!(leaf_level(PageSize::Size64K), None);
         assert_eq!(page_size_at(4), None);
         assert_eq!(va_bits(4), 48);
         assert_eq!(va_bits(5), 57);

@@ -73,7 +73,7 @@ pub struct Tlb {
     pub name: String,
     pub level: u32,
     pub side: Side,
-    sizes: [PageSize; 3],
+    sizes: [PageSize; PageSize::COUNT],
     n_sizes: usize,
     table: SetAssoc,
     set_mask: u64,
@@ -91,7 +91,7 @@ impl Tlb {
             &Geometry { sets, ways, seed: crate::rng::sub_seed(seed, &path) },
             &format!("{path}.replacement"),
         )?;
-        let mut sizes = [PageSize::Size4K; 3];
+        let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in spec.page_sizes.iter().enumerate() {
             sizes[i] = *s;
         }
@@ -271,7 +271,7 @@ pub struct Mmu {
     /// `[side][page-size index]`: the structures an `all_levels` walk fill
     /// installs into (the first of each level that holds the size), in level
     /// order. Precomputed so a fill does not search the levels.
-    fill_plan: [[Vec<u16>; 3]; 2],
+    fill_plan: [[Vec<u16>; PageSize::COUNT]; 2],
 }
 
 impl Mmu {

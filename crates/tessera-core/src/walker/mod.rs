@@ -292,6 +292,7 @@ impl Walker {
                     PageSize::Size4K => self.stats.leaves_4k += 1,
                     PageSize::Size2M => self.stats.leaves_2m += 1,
                     PageSize::Size1G => self.stats.leaves_1g += 1,
+                    PageSize::Size64K => {}
                 }
                 self.account(instr, cycles, true);
             }
