@@ -26,6 +26,8 @@ pub mod tlb;
 pub mod walker;
 
 pub mod machine;
+pub mod memsys;
+pub mod os;
 pub mod run;
 pub mod stream;
 pub mod trace;

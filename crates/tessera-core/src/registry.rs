@@ -183,7 +183,7 @@ family! {
 
 family! {
     /// Page-size policy: which page size backs a first touch (`physmem.page_size`).
-    family crate::page_size::PageSizePolicy => AnyPageSizePolicy, ctx (), key "page_size" {
+    family crate::page_size::PageSizePolicy => AnyPageSizePolicy, ctx crate::page_size::PolicyCtx, key "page_size" {
         "base_only" => BaseOnly(crate::page_size::base_only::BaseOnly),
         "thp" => Thp(crate::page_size::thp::Thp),
     }
@@ -205,6 +205,32 @@ family! {
     }
 }
 
+family! {
+    /// Page-table format (`pagetable.format`).
+    family crate::pagetable::format::PageTableFormat => AnyFormat, ctx crate::pagetable::x86_radix::FormatCtx, key "format" {
+        "x86_radix" => X86Radix(crate::pagetable::x86_radix::X86Radix),
+        "radix" => Radix(crate::pagetable::radix::Radix),
+    }
+    methods {
+        ref fn levels() -> u32;
+        ref fn level_shift(level: u32) -> u32;
+        ref fn index(va: u64, level: u32) -> u64;
+        ref fn entry_words() -> u32;
+        ref fn va_bits() -> u32;
+        ref fn sizes() -> &[crate::addr::PageSize];
+        ref fn leaf_level(size: crate::addr::PageSize) -> Option<u32>;
+        ref fn decode(raw: u64, level: u32, va: u64, word: &dyn Fn(u32) -> u64) -> crate::pagetable::format::Step;
+        ref fn used(raw: u64, leaf: bool, write: bool) -> u64;
+        ref fn is_dirty(raw: u64) -> bool;
+        ref fn is_accessed(raw: u64) -> bool;
+        ref fn clear_accessed(raw: u64) -> u64;
+        ref fn encode_table(node: crate::addr::Pfn, level: u32) -> u64;
+        ref fn encode_leaf(size: crate::addr::PageSize, pfn: crate::addr::Pfn) -> u64;
+        ref fn large_keeps_node() -> bool;
+        ref fn allows_shortcuts() -> bool;
+    }
+}
+
 /// Every family with its config key and its mechanisms' summaries.
 pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
     vec![
@@ -212,6 +238,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyAllocator::KEY, AnyAllocator::SUMMARIES),
         (AnyPageSizePolicy::KEY, AnyPageSizePolicy::SUMMARIES),
         (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
+        (AnyFormat::KEY, AnyFormat::SUMMARIES),
     ]
 }
 

@@ -19,7 +19,7 @@ pub use spec::Spec;
 
 use crate::addr::PageSize;
 use crate::error::{Error, Result};
-use crate::registry::{AnyAllocator, AnyPageSizePolicy, AnyPrefetcher, AnyReplacement, MechanismSpec};
+use crate::registry::{AnyAllocator, AnyFormat, AnyPageSizePolicy, AnyPrefetcher, AnyReplacement, MechanismSpec};
 use spec::{Side, Ways};
 
 /// A machine description shipped with Tessera.
@@ -285,13 +285,21 @@ pub const ENTRY_LEVELS: [&str; 4] = ["l1d", "l2", "llc", "dram"];
 pub fn resolve(table: toml::Table) -> Result<Spec> {
     let mut spec: Spec = deserialize_at(toml::Value::Table(table), "")?;
 
+    // Machine kind.
+    let kinds = crate::machine::KINDS.map(|k| k.0);
+    if !kinds.contains(&spec.machine.kind.as_str()) {
+        return Err(Error::config_allowed("machine.kind", format!("unknown machine \"{}\"", spec.machine.kind), &kinds));
+    }
+
     // Page table.
-    if spec.pagetable.format != "x86_radix" {
-        return Err(Error::config_allowed("pagetable.format", format!("unknown format \"{}\"", spec.pagetable.format), &["x86_radix"]));
-    }
-    if !(spec.pagetable.levels == 4 || spec.pagetable.levels == 5) {
-        return Err(Error::config_allowed("pagetable.levels", format!("{} levels is not an x86-64 radix depth", spec.pagetable.levels), &["4", "5"]));
-    }
+    resolve_mech(&mut spec.pagetable.format, "pagetable.format", AnyFormat::resolve)?;
+    let format_sizes = {
+        use crate::pagetable::format::PageTableFormat;
+        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels };
+        let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
+        spec.pagetable.levels = Some(format.levels());
+        format.sizes().to_vec()
+    };
 
     // Physical memory and its mechanisms.
     let cap = spec.physmem.capacity.0;
@@ -303,7 +311,11 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     }
     resolve_mech(&mut spec.physmem.allocator, "physmem.allocator", AnyAllocator::resolve)?;
     resolve_mech(&mut spec.physmem.page_size, "physmem.page_size", AnyPageSizePolicy::resolve)?;
-    let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &(), "physmem.page_size")?;
+    let policy = AnyPageSizePolicy::build(
+        &spec.physmem.page_size,
+        &crate::page_size::PolicyCtx { sizes: format_sizes },
+        "physmem.page_size",
+    )?;
     let produced: Vec<PageSize> = crate::page_size::PageSizePolicy::candidates(&policy).to_vec();
 
     // TLB structures.
@@ -376,8 +388,12 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         if !PSC_NAMES.contains(&name.as_str()) {
             return Err(Error::config_allowed(path, "unknown paging-structure cache", &PSC_NAMES));
         }
-        if name == "pml5e" && spec.pagetable.levels < 5 {
-            return Err(Error::config("mmu.psc.pml5e", "a PML5E cache needs pagetable.levels = 5"));
+        let level = 5 - PSC_NAMES.iter().position(|n| n == name).unwrap_or(0) as u32;
+        if level > spec.pagetable.depth() {
+            return Err(Error::config(
+                path,
+                format!("it caches level-{level} entries, and the page table has {} levels (pagetable.levels)", spec.pagetable.depth()),
+            ));
         }
         geometry(&path, p.entries, p.ways)?;
         resolve_mech(&mut p.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;

@@ -261,22 +261,26 @@ impl Default for WalkerSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PageTableSpec {
-    /// Page-table format (only the x86-64 radix tree in this version).
+    /// Page-table format, a mechanism of the `format` family.
     #[serde(default = "d_format")]
-    pub format: String,
-    /// Radix levels: 4 (48-bit VA) or 5 (57-bit VA).
-    #[serde(default = "d_levels")]
-    pub levels: u32,
+    pub format: MechanismSpec,
+    /// Radix levels of `x86_radix`: 4 (48-bit VA) or 5 (57-bit VA). Resolved
+    /// to the format's depth (the radix format takes it from its `bits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<u32>,
 }
-fn d_format() -> String {
-    "x86_radix".into()
-}
-fn d_levels() -> u32 {
-    4
+fn d_format() -> MechanismSpec {
+    MechanismSpec { kind: "x86_radix".into(), params: toml::Table::new() }
 }
 impl Default for PageTableSpec {
     fn default() -> Self {
-        PageTableSpec { format: d_format(), levels: d_levels() }
+        PageTableSpec { format: d_format(), levels: Some(4) }
+    }
+}
+impl PageTableSpec {
+    /// Levels of the resolved table.
+    pub fn depth(&self) -> u32 {
+        self.levels.unwrap_or(4)
     }
 }
 
@@ -421,6 +425,23 @@ impl Default for MetricsSpec {
     }
 }
 
+/// Which processor model drives the memory system (`[machine]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    /// `cpu` (one core, interval model).
+    #[serde(default = "d_machine")]
+    pub kind: String,
+}
+fn d_machine() -> String {
+    "cpu".into()
+}
+impl Default for MachineSpec {
+    fn default() -> Self {
+        MachineSpec { kind: d_machine() }
+    }
+}
+
 /// A whole machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -428,6 +449,8 @@ pub struct Spec {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    #[serde(default)]
+    pub machine: MachineSpec,
     #[serde(default)]
     pub mmu: MmuSpec,
     #[serde(default)]

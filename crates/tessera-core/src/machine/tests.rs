@@ -1,4 +1,5 @@
 use super::*;
+use crate::access::{AccessBatch, AccessKind};
 use crate::config::{load, ConfigSource};
 use crate::error::Error;
 use crate::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
@@ -206,7 +207,7 @@ fn bulk_counted_repeat_runs_match_the_per_access_path() {
         let batches = clustered_batches(k as u64, 20_000);
         let mut bulk = Machine::build(&sp, 3).unwrap();
         let mut each = Machine::build(&sp, 3).unwrap().without_bulk_runs();
-        assert!(bulk.bulk_runs);
+        assert!(bulk.cpu().is_some_and(|c| c.bulk_runs));
         for b in &batches {
             bulk.feed(b).unwrap();
             each.feed(b).unwrap();

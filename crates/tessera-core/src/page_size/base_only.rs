@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::PageSizePolicy;
+use super::{PageSizePolicy, PolicyCtx};
 use crate::addr::PageSize;
 use crate::error::Result;
 use crate::registry::Mechanism;
@@ -25,8 +25,8 @@ impl Mechanism for BaseOnly {
     const NAME: &'static str = "base_only";
     const SUMMARY: &'static str = "every first touch maps a 4 KiB page";
     type Config = Config;
-    type Ctx = ();
-    fn build(_: &Config, _: &()) -> Result<Self> {
+    type Ctx = PolicyCtx;
+    fn build(_: &Config, _: &PolicyCtx) -> Result<Self> {
         Ok(BaseOnly)
     }
 }

@@ -1,7 +1,8 @@
 //! Page-size policies: which page size backs the first touch of a virtual page.
 //!
 //! ## Contract
-//! `candidates()` lists the page sizes to try, largest first, ending with 4 KiB.
+//! `candidates()` lists the page sizes to try, largest first, ending with 4 KiB;
+//! only sizes the page-table format maps ([`PolicyCtx`]).
 //! On a fault at virtual address `va` the OS model ([`crate::machine`]) tries each
 //! candidate in turn: a size is used when the `size`-aligned virtual region
 //! around `va` has nothing mapped yet and the frame allocator can hand out a free
@@ -18,6 +19,13 @@ pub mod thp;
 
 pub use crate::registry::AnyPageSizePolicy;
 use crate::addr::PageSize;
+
+/// What a policy is built with: the page sizes the page-table format maps,
+/// smallest first.
+#[derive(Clone, Debug)]
+pub struct PolicyCtx {
+    pub sizes: Vec<PageSize>,
+}
 
 pub trait PageSizePolicy {
     fn candidates(&self) -> &[PageSize];

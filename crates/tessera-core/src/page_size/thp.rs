@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::PageSizePolicy;
+use super::{PageSizePolicy, PolicyCtx};
 use crate::addr::PageSize;
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -49,15 +49,18 @@ impl Mechanism for Thp {
     const NAME: &'static str = "thp";
     const SUMMARY: &'static str = "back untouched aligned 2 MiB (or 1 GiB) regions with large pages when a free block exists, else fall back";
     type Config = Config;
-    type Ctx = ();
-    fn build(cfg: &Config, _: &()) -> Result<Self> {
-        let sizes = match cfg.max {
-            PageSize::Size2M => vec![PageSize::Size2M, PageSize::Size4K],
-            PageSize::Size1G => vec![PageSize::Size1G, PageSize::Size2M, PageSize::Size4K],
-            PageSize::Size4K | PageSize::Size64K => {
-                return Err(Error::config_allowed("physmem.page_size.max", "thp needs a large page size", &["2m", "1g"]))
-            }
-        };
+    type Ctx = PolicyCtx;
+    fn build(cfg: &Config, ctx: &PolicyCtx) -> Result<Self> {
+        let large: Vec<&str> = ctx.sizes.iter().filter(|s| **s != PageSize::Size4K).map(|s| s.name()).collect();
+        if cfg.max == PageSize::Size4K || !ctx.sizes.contains(&cfg.max) {
+            return Err(Error::config_allowed(
+                "physmem.page_size.max",
+                format!("thp needs a large page size the page-table format maps, not {}", cfg.max.name()),
+                &large,
+            ));
+        }
+        // Every size the format maps up to `max`, largest first.
+        let sizes = ctx.sizes.iter().rev().copied().filter(|&s| s <= cfg.max).collect();
         Ok(Thp { sizes })
     }
 }
@@ -74,13 +77,29 @@ mod tests {
 
     #[test]
     fn one_gig_tries_every_size_largest_first() {
-        let t = Thp::build(&Config { max: PageSize::Size1G }, &()).unwrap();
+        let t = Thp::build(&Config { max: PageSize::Size1G }, &x86()).unwrap();
         assert_eq!(t.candidates(), &[PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]);
     }
 
     #[test]
     fn max_4k_is_rejected_with_key_path() {
-        let e = Thp::build(&Config { max: PageSize::Size4K }, &()).unwrap_err();
+        let e = Thp::build(&Config { max: PageSize::Size4K }, &x86()).unwrap_err();
         assert!(e.to_string().contains("physmem.page_size.max"));
+        let e = Thp::build(&Config { max: PageSize::Size64K }, &x86()).unwrap_err();
+        assert!(e.to_string().contains("physmem.page_size.max"), "x86 maps no 64 KiB pages: {e}");
+    }
+
+    #[test]
+    fn a_table_with_64k_leaves_tries_them_between_2m_and_4k() {
+        use PageSize::*;
+        let ctx = PolicyCtx { sizes: vec![Size4K, Size64K, Size2M] };
+        let t = Thp::build(&Config { max: Size2M }, &ctx).unwrap();
+        assert_eq!(t.candidates(), &[Size2M, Size64K, Size4K]);
+        let t = Thp::build(&Config { max: Size64K }, &ctx).unwrap();
+        assert_eq!(t.candidates(), &[Size64K, Size4K]);
+    }
+
+    fn x86() -> PolicyCtx {
+        PolicyCtx { sizes: vec![PageSize::Size4K, PageSize::Size2M, PageSize::Size1G] }
     }
 }

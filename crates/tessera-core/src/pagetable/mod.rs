@@ -30,60 +30,101 @@
 //! ASIDs; `nodes_l5` is 0 for 4-level tables), `pagetable.mappings_4k`,
 //! `pagetable.mappings_2m`, `pagetable.mappings_1g`.
 
+pub mod format;
+pub mod radix;
 pub mod x86_radix;
 
 use crate::addr::{Asid, PageSize, Pfn};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::physmem::PhysMem;
-use crate::stat_group;
-use crate::stats::{StatGroup, StatVisitor};
-use x86_radix::{entry_addr, frame, index, is_leaf, leaf_frame, leaf_level, page_size_at, present, Pte};
+use crate::registry::AnyFormat;
+use crate::stats::StatVisitor;
+use format::{FormatExt, PageTableFormat, Step};
 
-stat_group! {
-    /// Size of the page tables at the end of the run.
-    pub struct PageTableStats {
-        nodes_l5: gauge "nodes", "PML5 nodes (one per address space in 5-level tables)",
-        nodes_l4: gauge "nodes", "PML4 nodes",
-        nodes_l3: gauge "nodes", "PDPT nodes",
-        nodes_l2: gauge "nodes", "page-directory nodes",
-        nodes_l1: gauge "nodes", "page-table (PT) nodes",
-        mappings_4k: gauge "pages", "4 KiB leaf entries in the tables",
-        mappings_2m: gauge "pages", "2 MiB leaf entries in the tables",
-        mappings_1g: gauge "pages", "1 GiB leaf entries in the tables",
-    }
-}
+/// Most levels any format has, plus one (levels are numbered from 1).
+const LEVEL_SLOTS: usize = radix::MAX_LEVELS + 1;
 
-/// Per-address-space x86-64 radix page tables living in simulated physical memory.
+const NODE_NAMES: [&str; LEVEL_SLOTS] = ["", "nodes_l1", "nodes_l2", "nodes_l3", "nodes_l4", "nodes_l5", "nodes_l6"];
+const NODE_DESCS: [&str; LEVEL_SLOTS] = [
+    "",
+    "page-table (PT) nodes",
+    "page-directory nodes",
+    "PDPT nodes",
+    "PML4 nodes",
+    "PML5 nodes (one per address space in 5-level tables)",
+    "level-6 nodes",
+];
+const MAPPING_NAMES: [&str; PageSize::COUNT] = ["mappings_4k", "mappings_64k", "mappings_2m", "mappings_1g"];
+const MAPPING_DESCS: [&str; PageSize::COUNT] = [
+    "4 KiB leaf entries in the tables",
+    "64 KiB leaf entries in the tables",
+    "2 MiB leaf entries in the tables",
+    "1 GiB leaf entries in the tables",
+];
+
+/// Per-address-space page tables of one format, living in simulated physical memory.
 #[derive(Clone, Debug)]
 pub struct PageTable {
+    format: AnyFormat,
     levels: u32,
     /// Root node per ASID, grown on demand.
     roots: Vec<Option<Pfn>>,
     /// Roots with their host storage slots (see [`PhysMem::entry_link`]).
     root_slots: Vec<Option<(Pfn, u32)>>,
-    /// Nodes per level, index 1..=5.
-    nodes: [u64; 6],
+    /// Nodes per level, index 1..=levels.
+    nodes: [u64; LEVEL_SLOTS],
     /// Leaf entries per page size (`PageSize::index`).
     mappings: [u64; PageSize::COUNT],
 }
 
-/// Where a software walk stopped.
-enum Walk {
-    /// A present leaf at `level`, held in the entry at `addr` with raw value `raw`.
-    Leaf { level: u32, addr: u64, raw: u64 },
-    /// The entry at `level` is not present.
-    Hole { level: u32 },
+/// A present leaf found by a software walk: where its first word is and what it maps.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LeafRef {
+    /// Host slot of the node holding the entry, and the entry's first word index.
+    pub slot: u32,
+    pub word: u64,
+    /// Physical address of the entry (what a walk reference reads).
+    pub addr: u64,
+    /// The entry's first word.
+    pub raw: u64,
+    /// Level of the node holding the entry (1 for the 4 KiB entries of a
+    /// large page that keeps its node).
+    pub level: u32,
+    /// The mapped page: its size and first frame.
+    pub size: PageSize,
+    pub pfn_base: u64,
+    /// The large entry above `slot`/`word` when the page keeps its node
+    /// (slot, word), which is what mapping and unmapping write.
+    pub large: Option<(u32, u64)>,
 }
 
 impl PageTable {
-    /// `levels` is 4 or 5 (checked by config resolution).
-    pub fn new(levels: u32) -> Self {
-        debug_assert!(levels == 4 || levels == 5, "unsupported page-table depth {levels}");
-        PageTable { levels, roots: Vec::new(), root_slots: Vec::new(), nodes: [0; 6], mappings: [0; PageSize::COUNT] }
+    /// Tables of `format` (its depth is the format's).
+    pub fn new(format: AnyFormat) -> Self {
+        let levels = format.levels();
+        PageTable {
+            format,
+            levels,
+            roots: Vec::new(),
+            root_slots: Vec::new(),
+            nodes: [0; LEVEL_SLOTS],
+            mappings: [0; PageSize::COUNT],
+        }
+    }
+
+    /// x86-64 radix tables of 4 or 5 levels.
+    pub fn x86(levels: u32) -> Result<Self> {
+        use crate::registry::Mechanism;
+        let f = x86_radix::X86Radix::build(&Default::default(), &x86_radix::FormatCtx { levels: Some(levels) })?;
+        Ok(PageTable::new(AnyFormat::X86Radix(f)))
     }
 
     pub fn levels(&self) -> u32 {
         self.levels
+    }
+
+    pub fn format(&self) -> &AnyFormat {
+        &self.format
     }
 
     /// Root node of `asid` if it has one, without allocating.
@@ -132,110 +173,194 @@ impl PageTable {
     /// Map the `size`-aligned page containing `va` to the block starting at `pfn`, creating
     /// intermediate nodes as needed. Sets present, writable, user; leaves A/D clear.
     pub fn map(&mut self, mem: &mut PhysMem, asid: Asid, va: u64, size: PageSize, pfn: Pfn) -> Result<()> {
-        let Some(target) = leaf_level(size) else {
-            return Err(crate::error::Error::config(
+        let Some(target) = self.format.leaf_level(size) else {
+            return Err(Error::config(
                 "physmem.page_size",
-                format!("the x86_radix page-table format cannot map {} pages", size.name()),
+                format!("the {} page-table format cannot map {} pages", self.format.name(), size.name()),
             ));
         };
-        let leaf = Pte::leaf(size, pfn);
-        debug_assert!(leaf.check_at(target).is_ok(), "{:?}", leaf.check_at(target));
         // Follow the host links from node to node, as the walker does: no
         // frame-to-storage lookups on the first-touch path.
         let (_, mut slot) = self.root_linked(mem, asid)?;
         for level in (target + 1..=self.levels).rev() {
-            let idx = index(va, level);
-            let raw = mem.read_entry(slot, idx);
-            slot = if present(raw) {
-                debug_assert!(!is_leaf(raw, level), "mapping {va:#x} inside an existing larger page");
-                mem.entry_link(slot, idx)
-            } else {
-                let child = mem.alloc_table_frame()?;
-                let child_slot = mem.table_slot(child.0);
-                mem.write_entry(slot, idx, Pte::table(child).encode());
-                mem.set_link(slot, idx, child_slot);
-                self.nodes[level as usize - 1] += 1;
-                child_slot
+            let w = self.format.word(va, level);
+            let raw = mem.read_entry(slot, w);
+            slot = match self.format.decode(raw, level, va, &|_| 0) {
+                Step::Next { .. } => mem.entry_link(slot, w),
+                Step::NotPresent => {
+                    let (_, child_slot) = self.new_node(mem, level - 1)?;
+                    let child = mem.table_frame_of(child_slot);
+                    mem.write_table_entry(slot, w, self.format.encode_table(child, level), child_slot);
+                    child_slot
+                }
+                Step::Leaf { .. } | Step::LargeViaNext { .. } => {
+                    debug_assert!(false, "mapping {va:#x} inside an existing larger page");
+                    return Ok(());
+                }
             };
         }
-        let idx = index(va, target);
-        debug_assert!(!present(mem.read_entry(slot, idx)), "mapping {va:#x} over an existing entry");
-        mem.write_entry(slot, idx, leaf.encode());
+        let w = self.format.word(va, target);
+        debug_assert!(
+            self.format.decode(mem.read_entry(slot, w), target, va, &|_| 0) == Step::NotPresent,
+            "mapping {va:#x} over an existing entry"
+        );
+        if target > 1 && self.format.large_keeps_node() {
+            // The large entry points at a node whose 4 KiB leaves map the pieces.
+            let (node, node_slot) = self.new_node(mem, target - 1)?;
+            let pieces = self.format.level_frames(target);
+            let step = self.format.level_frames(1);
+            for i in 0..pieces / step {
+                let piece = self.format.encode_leaf(PageSize::Size4K, Pfn(pfn.0 + i * step));
+                mem.write_table_entry(node_slot, i * self.format.entry_words() as u64, piece, 0);
+            }
+            mem.write_table_entry(slot, w, self.format.encode_leaf(size, node), node_slot);
+        } else {
+            mem.write_table_entry(slot, w, self.format.encode_leaf(size, pfn), 0);
+        }
         self.mappings[size.index()] += 1;
         Ok(())
     }
 
-    /// Walk from the root towards level `stop`, ending early at a hole or a leaf.
-    /// Returns `None` when `asid` has no table or the walk reaches `stop`'s node
-    /// without a leaf; for `stop` = 1 it always ends at a leaf or a hole.
+    /// A new empty node at `level`, counted; its frame and host slot.
+    fn new_node(&mut self, mem: &mut PhysMem, level: u32) -> Result<(Pfn, u32)> {
+        let child = mem.alloc_table_frame()?;
+        self.nodes[level as usize] += 1;
+        Ok((child, mem.table_slot(child.0)))
+    }
+
+    /// Remove the mapping of the page containing `va`: its leaf entry is
+    /// cleared (and the node a large page kept is freed). Returns what was
+    /// mapped, or None. Intermediate nodes stay, as Linux keeps page-table
+    /// pages of a live address space.
+    pub fn unmap(&mut self, mem: &mut PhysMem, asid: Asid, va: u64) -> Option<LeafRef> {
+        let leaf = self.leaf(mem, asid, va)?;
+        match leaf.large {
+            Some((slot, word)) => {
+                let node = mem.table_frame_of(leaf.slot);
+                mem.write_table_entry(slot, word, 0, 0);
+                mem.free(node, 0);
+                self.nodes[leaf.level as usize] -= 1;
+            }
+            None => mem.write_table_entry(leaf.slot, leaf.word, 0, 0),
+        }
+        self.mappings[leaf.size.index()] -= 1;
+        Some(leaf)
+    }
+
+    /// Software walk with no side effects to `va`'s leaf, following host links.
+    /// `stop`: the level at which a node (rather than a leaf) ends the walk.
     #[inline]
     fn walk(&self, mem: &PhysMem, asid: Asid, va: u64, stop: u32) -> Option<Walk> {
-        let mut node = self.root_of(asid)?;
+        let (_, mut slot) = self.root_slots.get(asid as usize).copied().flatten()?;
         let mut level = self.levels;
         loop {
-            let addr = entry_addr(node, va, level);
-            let raw = mem.read_u64(addr);
-            if !present(raw) {
-                return Some(Walk::Hole { level });
+            let w = self.format.word(va, level);
+            let raw = mem.read_entry(slot, w);
+            match self.format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64)) {
+                Step::NotPresent => return Some(Walk::Hole { level }),
+                Step::Leaf { pfn_base, size } => {
+                    let addr = (mem.table_frame_of(slot).0 << 12) + w * 8;
+                    return Some(Walk::Leaf(LeafRef { slot, word: w, addr, raw, level, size, pfn_base, large: None }));
+                }
+                Step::LargeViaNext { size, .. } => {
+                    let child = mem.entry_link(slot, w);
+                    let cw = self.format.word(va, level - 1);
+                    let craw = mem.read_entry(child, cw);
+                    let Step::Leaf { pfn_base: piece, .. } = self.format.decode(craw, level - 1, va, &|_| 0) else {
+                        return Some(Walk::Hole { level: level - 1 });
+                    };
+                    let within = (va >> self.format.level_shift(level - 1)) & (self.format.level_frames(level) - 1);
+                    let pfn_base = piece - within * self.format.level_frames(level - 1);
+                    let addr = (mem.table_frame_of(child).0 << 12) + cw * 8;
+                    return Some(Walk::Leaf(LeafRef {
+                        slot: child,
+                        word: cw,
+                        addr,
+                        raw: craw,
+                        level: level - 1,
+                        size,
+                        pfn_base,
+                        large: Some((slot, w)),
+                    }));
+                }
+                Step::Next { .. } => {
+                    if level == stop {
+                        return None;
+                    }
+                    slot = mem.entry_link(slot, w);
+                    level -= 1;
+                }
             }
-            if is_leaf(raw, level) {
-                return Some(Walk::Leaf { level, addr, raw });
-            }
-            if level == stop {
-                return None;
-            }
-            node = frame(raw);
-            level -= 1;
         }
     }
 
     /// True when nothing is mapped in the `size`-aligned virtual region containing `va`:
     /// no larger leaf covers it and its entry at `size`'s level is not present.
     pub fn region_unmapped(&self, mem: &PhysMem, asid: Asid, va: u64, size: PageSize) -> bool {
-        let Some(target) = leaf_level(size) else { return false };
+        let Some(target) = self.format.leaf_level(size) else { return false };
         match self.walk(mem, asid, va, target) {
             Some(Walk::Hole { level }) => level >= target,
             // A leaf at or above the target level covers the region.
-            Some(Walk::Leaf { .. }) => false,
+            Some(Walk::Leaf(_)) => false,
             // No table for this ASID, or a node (holding smaller pages) sits at the target level.
             None => self.root_of(asid).is_none(),
         }
     }
 
-    /// Software walk with no side effects: the frame backing `va`'s 4 KiB page and the page size.
-    pub fn translate(&self, mem: &PhysMem, asid: Asid, va: u64) -> Option<(Pfn, PageSize)> {
-        match self.walk(mem, asid, va, 1)? {
-            Walk::Leaf { level, raw, .. } => Some((leaf_frame(raw, level, va), page_size_at(level)?)),
+    /// The present leaf mapping `va`, if any.
+    pub fn leaf(&self, mem: &PhysMem, asid: Asid, va: u64) -> Option<LeafRef> {
+        match self.walk(mem, asid, va, 0)? {
+            Walk::Leaf(l) => Some(l),
             Walk::Hole { .. } => None,
         }
+    }
+
+    /// Software walk with no side effects: the frame backing `va`'s 4 KiB page and the page size.
+    pub fn translate(&self, mem: &PhysMem, asid: Asid, va: u64) -> Option<(Pfn, PageSize)> {
+        let l = self.leaf(mem, asid, va)?;
+        let within = (va >> 12) & ((1 << l.size.order()) - 1);
+        Some((Pfn(l.pfn_base + within), l.size))
     }
 
     /// Physical address of the leaf entry that maps `va`, if mapped.
     pub fn leaf_entry_addr(&self, mem: &PhysMem, asid: Asid, va: u64) -> Option<u64> {
-        match self.walk(mem, asid, va, 1)? {
-            Walk::Leaf { addr, .. } => Some(addr),
-            Walk::Hole { .. } => None,
-        }
+        self.leaf(mem, asid, va).map(|l| l.addr)
     }
 
-    /// Counters as a stat group.
-    pub fn stats(&self) -> PageTableStats {
-        PageTableStats {
-            nodes_l5: self.nodes[5],
-            nodes_l4: self.nodes[4],
-            nodes_l3: self.nodes[3],
-            nodes_l2: self.nodes[2],
-            nodes_l1: self.nodes[1],
-            mappings_4k: self.mappings[PageSize::Size4K.index()],
-            mappings_2m: self.mappings[PageSize::Size2M.index()],
-            mappings_1g: self.mappings[PageSize::Size1G.index()],
-        }
+    /// Leaf entries of pages of `size` in the tables.
+    pub fn mappings(&self, size: PageSize) -> u64 {
+        self.mappings[size.index()]
     }
 
-    /// Stats under `pagetable.*` (caller adds the prefix).
+    /// Nodes at `level`.
+    pub fn nodes(&self, level: u32) -> u64 {
+        self.nodes[level as usize]
+    }
+
+    /// Stats under `pagetable.*` (caller adds the prefix): nodes of every
+    /// level (at least five, as x86 reports PML5 nodes of 4-level tables
+    /// as 0) and mappings of every size the format maps.
     pub fn visit(&self, v: &mut dyn StatVisitor) {
-        self.stats().visit(v);
+        let mut names: Vec<(&str, u64, &'static str, &'static str)> = Vec::new();
+        for size in self.format.sizes() {
+            let i = size.index();
+            names.push((MAPPING_NAMES[i], self.mappings[i], "pages", MAPPING_DESCS[i]));
+        }
+        for level in 1..=self.levels.max(5) as usize {
+            names.push((NODE_NAMES[level], self.nodes[level], "nodes", NODE_DESCS[level]));
+        }
+        names.sort_by_key(|n| n.0);
+        for (name, value, unit, desc) in names {
+            v.gauge(name, value, unit, desc);
+        }
     }
+}
+
+/// Where a software walk stopped.
+enum Walk {
+    Leaf(LeafRef),
+    /// The entry at `level` is not present.
+    Hole { level: u32 },
 }
 
 #[cfg(test)]
@@ -247,6 +372,30 @@ mod tests {
     use crate::registry::MechanismSpec;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    struct Counts {
+        nodes_l5: u64,
+        nodes_l4: u64,
+        nodes_l3: u64,
+        nodes_l2: u64,
+        nodes_l1: u64,
+        mappings_4k: u64,
+        mappings_2m: u64,
+        mappings_1g: u64,
+    }
+
+    fn stats(pt: &PageTable) -> Counts {
+        Counts {
+            nodes_l5: pt.nodes(5),
+            nodes_l4: pt.nodes(4),
+            nodes_l3: pt.nodes(3),
+            nodes_l2: pt.nodes(2),
+            nodes_l1: pt.nodes(1),
+            mappings_4k: pt.mappings(K4),
+            mappings_2m: pt.mappings(M2),
+            mappings_1g: pt.mappings(G1),
+        }
+    }
 
     const K4: PageSize = PageSize::Size4K;
     const M2: PageSize = PageSize::Size2M;
@@ -265,7 +414,7 @@ mod tests {
     #[test]
     fn four_k_mapping_translates_and_builds_one_node_per_level() {
         let mut m = mem(64 << 20);
-        let mut pt = PageTable::new(4);
+        let mut pt = PageTable::x86(4).unwrap();
         let data = m.alloc(0, "data").unwrap();
         let va = 0x7fff_1234_5000;
         assert!(pt.region_unmapped(&m, 0, va, K4));
@@ -273,7 +422,7 @@ mod tests {
         assert_eq!(pt.translate(&m, 0, va + 0xabc), Some((data, K4)));
         assert_eq!(pt.translate(&m, 0, va + 0x1000), None);
         assert_eq!(pt.translate(&m, 1, va), None, "other ASID has no table");
-        let s = pt.stats();
+        let s = stats(&pt);
         assert_eq!((s.nodes_l4, s.nodes_l3, s.nodes_l2, s.nodes_l1, s.nodes_l5), (1, 1, 1, 1, 0));
         assert_eq!(s.mappings_4k, 1);
         assert_eq!(m.table_frames(), 4);
@@ -282,7 +431,7 @@ mod tests {
     #[test]
     fn entries_are_real_bits_in_table_frames() {
         let mut m = mem(64 << 20);
-        let mut pt = PageTable::new(4);
+        let mut pt = PageTable::x86(4).unwrap();
         let va = 3 << 30 | 5 << 21;
         pt.map(&mut m, 0, va, M2, Pfn(512 * 7)).unwrap();
         let root = pt.root(&mut m, 0).unwrap();
@@ -303,7 +452,7 @@ mod tests {
     #[test]
     fn mixed_sizes_and_asids_translate_independently() {
         let mut m = mem(8 << 30);
-        let mut pt = PageTable::new(4);
+        let mut pt = PageTable::x86(4).unwrap();
         let g = m.alloc(18, "1g").unwrap();
         let two = m.alloc(9, "2m").unwrap();
         let four = m.alloc(0, "4k").unwrap();
@@ -319,7 +468,7 @@ mod tests {
         assert_eq!(pt.translate(&m, 9, 1 << 30), Some((four, K4)));
         assert_eq!(pt.translate(&m, 9, (1 << 30) + 4096), None);
         assert_eq!(pt.translate(&m, 5, 1 << 30), None);
-        let s = pt.stats();
+        let s = stats(&pt);
         assert_eq!((s.mappings_4k, s.mappings_2m, s.mappings_1g), (2, 1, 1));
         assert_eq!(s.nodes_l4, 2, "one root per ASID");
     }
@@ -327,7 +476,7 @@ mod tests {
     #[test]
     fn region_unmapped_sees_smaller_and_larger_mappings() {
         let mut m = mem(64 << 20);
-        let mut pt = PageTable::new(4);
+        let mut pt = PageTable::x86(4).unwrap();
         let base = 4u64 << 30;
         assert!(pt.region_unmapped(&m, 0, base, G1), "no table yet");
         pt.map(&mut m, 0, base + (3 << 21) + (5 << 12), K4, Pfn(100)).unwrap();
@@ -350,13 +499,13 @@ mod tests {
     #[test]
     fn five_level_table_uses_a_pml5_root() {
         let mut m = mem(64 << 20);
-        let mut pt = PageTable::new(5);
+        let mut pt = PageTable::x86(5).unwrap();
         let va = (300u64 << 48) | (7 << 39) | 0x1000;
         pt.map(&mut m, 0, va, K4, Pfn(42)).unwrap();
         pt.map(&mut m, 0, va & ((1 << 48) - 1), K4, Pfn(43)).unwrap();
         assert_eq!(pt.translate(&m, 0, va), Some((Pfn(42), K4)));
         assert_eq!(pt.translate(&m, 0, va & ((1 << 48) - 1)), Some((Pfn(43), K4)), "bits 48..56 select another PML5 entry");
-        let s = pt.stats();
+        let s = stats(&pt);
         assert_eq!((s.nodes_l5, s.nodes_l4, s.nodes_l3, s.nodes_l2, s.nodes_l1), (1, 2, 2, 2, 2));
         assert_eq!(pt.levels(), 5);
     }
@@ -364,7 +513,7 @@ mod tests {
     #[test]
     fn tiny_memory_runs_out_with_an_error_not_a_panic() {
         let mut m = mem(2 << 20);
-        let mut pt = PageTable::new(4);
+        let mut pt = PageTable::x86(4).unwrap();
         let mut result = Ok(());
         for i in 0..1000u64 {
             // Each mapping lands in its own 1 GiB region: three new nodes every time.
@@ -383,7 +532,7 @@ mod tests {
     #[test]
     fn stats_use_the_documented_names() {
         let mut c = crate::stats::Collector::default();
-        PageTable::new(4).visit(&mut c);
+        PageTable::x86(4).unwrap().visit(&mut c);
         let names: Vec<&str> = c.stats.counters.keys().map(|s| s.as_str()).collect();
         assert_eq!(
             names,
@@ -405,7 +554,7 @@ mod tests {
             reqs in prop::collection::vec((0u16..4, any::<u64>(), 0u8..3, 0u64..(1 << 20)), 1..60),
         ) {
             let mut m = mem(256 << 20);
-            let mut pt = PageTable::new(levels);
+            let mut pt = PageTable::x86(levels).unwrap();
             // Reference: (asid, page start, size) -> first frame.
             let mut reference: BTreeMap<(Asid, u64), (PageSize, u64)> = BTreeMap::new();
             let va_mask = (1u64 << x86_radix::va_bits(levels)) - 1;
@@ -433,7 +582,7 @@ mod tests {
                     prop_assert_eq!(x86_radix::frame(m.read_u64(e)), Pfn(pfn));
                 }
             }
-            let s = pt.stats();
+            let s = stats(&pt);
             prop_assert_eq!(s.mappings_4k + s.mappings_2m + s.mappings_1g, reference.len() as u64);
             let nodes = s.nodes_l5 + s.nodes_l4 + s.nodes_l3 + s.nodes_l2 + s.nodes_l1;
             prop_assert_eq!(nodes, m.table_frames());

@@ -25,7 +25,117 @@
 //! ## Stats
 //! None (see [`super::PageTable`]).
 
+use serde::{Deserialize, Serialize};
+
+use super::format::{PageTableFormat, Step};
 use crate::addr::{PageSize, Pfn, BASE_SHIFT};
+use crate::error::{Error, Result};
+use crate::registry::Mechanism;
+
+/// The x86-64 radix format as a member of the `pagetable.format` family.
+#[derive(Clone, Debug)]
+pub struct X86Radix {
+    levels: u32,
+}
+
+/// No parameters of its own: the depth is `pagetable.levels`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+
+/// What a format is built with: the depth asked for at `pagetable.levels`, if any.
+#[derive(Clone, Debug, Default)]
+pub struct FormatCtx {
+    pub levels: Option<u32>,
+}
+
+const SIZES: [PageSize; 3] = [PageSize::Size4K, PageSize::Size2M, PageSize::Size1G];
+
+impl Mechanism for X86Radix {
+    const NAME: &'static str = "x86_radix";
+    const SUMMARY: &'static str = "x86-64 radix table: 4 or 5 levels of 512 8-byte entries; 4 KiB, 2 MiB and 1 GiB pages";
+    type Config = Config;
+    type Ctx = FormatCtx;
+    fn build(_: &Config, ctx: &FormatCtx) -> Result<Self> {
+        let levels = ctx.levels.unwrap_or(4);
+        if !(levels == 4 || levels == 5) {
+            return Err(Error::config_allowed(
+                "pagetable.levels",
+                format!("{levels} levels is not an x86-64 radix depth"),
+                &["4", "5"],
+            ));
+        }
+        Ok(X86Radix { levels })
+    }
+}
+
+impl PageTableFormat for X86Radix {
+    #[inline]
+    fn levels(&self) -> u32 {
+        self.levels
+    }
+    #[inline]
+    fn level_shift(&self, level: u32) -> u32 {
+        level_shift(level)
+    }
+    #[inline]
+    fn index(&self, va: u64, level: u32) -> u64 {
+        index(va, level)
+    }
+    #[inline]
+    fn entry_words(&self) -> u32 {
+        1
+    }
+    fn va_bits(&self) -> u32 {
+        va_bits(self.levels)
+    }
+    fn sizes(&self) -> &[PageSize] {
+        &SIZES
+    }
+    #[inline]
+    fn leaf_level(&self, size: PageSize) -> Option<u32> {
+        leaf_level(size)
+    }
+    #[inline]
+    fn decode(&self, raw: u64, level: u32, _va: u64, _word: &dyn Fn(u32) -> u64) -> Step {
+        if raw & PRESENT == 0 {
+            Step::NotPresent
+        } else if is_leaf(raw, level) {
+            let size = match level {
+                1 => PageSize::Size4K,
+                2 => PageSize::Size2M,
+                _ => PageSize::Size1G,
+            };
+            Step::Leaf { pfn_base: frame(raw).0, size }
+        } else {
+            Step::Next { node: frame(raw).0 }
+        }
+    }
+    #[inline]
+    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
+        raw | ACCESSED | if leaf && write { DIRTY } else { 0 }
+    }
+    #[inline]
+    fn is_dirty(&self, raw: u64) -> bool {
+        raw & DIRTY != 0
+    }
+    #[inline]
+    fn is_accessed(&self, raw: u64) -> bool {
+        raw & ACCESSED != 0
+    }
+    #[inline]
+    fn clear_accessed(&self, raw: u64) -> u64 {
+        raw & !ACCESSED
+    }
+    fn encode_table(&self, node: Pfn, _level: u32) -> u64 {
+        Pte::table(node).encode()
+    }
+    fn encode_leaf(&self, size: PageSize, pfn: Pfn) -> u64 {
+        let leaf = Pte::leaf(size, pfn);
+        debug_assert!(leaf_level(size).is_some_and(|l| leaf.check_at(l).is_ok()));
+        leaf.encode()
+    }
+}
 
 pub const PRESENT: u64 = 1 << 0;
 pub const WRITABLE: u64 = 1 << 1;

@@ -88,6 +88,8 @@ pub struct PhysMem {
     links: Vec<[u32; CHUNK]>,
     /// Released node slots, reused before growing `nodes`.
     spare_slots: Vec<u32>,
+    /// The frame each slot stores (the inverse of `slots`).
+    slot_frames: Vec<u64>,
     table_frames: u64,
     pinned_frames: u64,
     /// Bumped by every change to page-table memory that could alter a walk
@@ -136,6 +138,7 @@ impl PhysMem {
                 n
             },
             spare_slots: Vec::new(),
+            slot_frames: vec![0],
             links: vec![[0; CHUNK]],
             table_frames: 0,
             pinned_frames: 0,
@@ -253,9 +256,11 @@ impl PhysMem {
             }
             None => {
                 self.links.push([0; CHUNK]);
+                self.slot_frames.push(0);
                 self.nodes.push_zeroed() as u32
             }
         };
+        self.slot_frames[slot as usize] = pfn.0;
         self.slots.insert(pfn.0, slot);
         self.table_frames += 1;
         Ok(pfn)
@@ -306,6 +311,16 @@ impl PhysMem {
         }
     }
 
+    /// Write word `index` of the table node in host `slot` and its host link
+    /// (`child_slot`: the slot of the table node the entry points at, 0 for
+    /// a leaf or a non-present entry) in one operation, so a page-table
+    /// format cannot leave the walker's links out of step with the bits.
+    #[inline]
+    pub fn write_table_entry(&mut self, slot: u32, index: u64, value: u64, child_slot: u32) {
+        self.write_entry(slot, index, value);
+        self.set_link(slot, index, child_slot);
+    }
+
     /// Record that entry `index` of the node in `slot` points at the table
     /// node in `child_slot` (see [`Self::link`]).
     #[inline]
@@ -330,6 +345,12 @@ impl PhysMem {
         if slot != 0 {
             self.nodes.node_mut(slot as usize)[(index as usize) & (CHUNK - 1)] = value;
         }
+    }
+
+    /// The table frame stored in host `slot` (not the sentinel 0).
+    #[inline]
+    pub fn table_frame_of(&self, slot: u32) -> Pfn {
+        Pfn(self.slot_frames[slot as usize])
     }
 
     /// Host storage slot of table frame `pfn` (0 if it is not a table frame).

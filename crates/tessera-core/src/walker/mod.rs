@@ -26,9 +26,9 @@ use crate::addr::{Asid, PageSize};
 use crate::cache::{CacheHierarchy, Source};
 use crate::config::spec::{MmuSpec, Spec};
 use crate::error::Result;
-use crate::pagetable::x86_radix::{frame, index, is_leaf, ACCESSED, DIRTY, PRESENT};
+use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
 use crate::physmem::PhysMem;
-use crate::registry::AnyReplacement;
+use crate::registry::{AnyFormat, AnyReplacement};
 use crate::replacement::Geometry;
 use crate::stats::{visit_prefixed, StatVisitor};
 use crate::table::SetAssoc;
@@ -47,9 +47,6 @@ crate::stat_group! {
         refs_l2: "references", "walk references served by L2",
         refs_llc: "references", "walk references served by the LLC",
         refs_dram: "references", "walk references served by DRAM",
-        leaves_4k: "walks", "completed walks that found a 4 KiB leaf (level 1)",
-        leaves_2m: "walks", "completed walks that found a 2 MiB leaf (level 2)",
-        leaves_1g: "walks", "completed walks that found a 1 GiB leaf (level 3)",
         accessed_updates: "entries", "accessed bits set by the walker",
         dirty_updates: "entries", "dirty bits set on leaf entries",
     }
@@ -63,12 +60,22 @@ crate::stat_group! {
     }
 }
 
+const LEAF_NAMES: [&str; PageSize::COUNT] = ["leaves_4k", "leaves_64k", "leaves_2m", "leaves_1g"];
+const LEAF_DESCS: [&str; PageSize::COUNT] = [
+    "completed walks that found a 4 KiB leaf (level 1)",
+    "completed walks that found a 64 KiB leaf",
+    "completed walks that found a 2 MiB leaf (level 2)",
+    "completed walks that found a 1 GiB leaf (level 3)",
+];
+
 /// One paging-structure cache: caches level-`level` non-leaf entries.
 #[derive(Clone, Debug)]
 pub struct Psc {
     pub name: &'static str,
     /// Radix level of the cached entry (2 = PDE, 3 = PDPTE, 4 = PML4E, 5 = PML5E).
     pub level: u32,
+    /// Shift of the virtual-address range one cached entry covers.
+    shift: u32,
     table: SetAssoc,
     set_mask: u64,
     latency: u32,
@@ -79,15 +86,17 @@ impl Psc {
     /// Virtual-address prefix translated by a level-`level` entry.
     #[inline]
     fn key(&self, va: u64, asid: Asid) -> u64 {
-        (va >> (12 + 9 * (self.level - 1))) | (asid as u64) << 48
+        (va >> self.shift) | (asid as u64) << 48
     }
 }
 
 /// What a walk found.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WalkResult {
-    /// Leaf of `size` mapping the page that starts at frame `pfn_base`.
-    Translated { pfn_base: u64, size: PageSize, dirty: bool },
+    /// Leaf of `size` mapping the page that starts at frame `pfn_base`;
+    /// `node` is the host slot of the node holding the 4 KiB-level entry
+    /// read last (for fills from the neighbouring entries).
+    Translated { pfn_base: u64, size: PageSize, dirty: bool, node: u32 },
     /// A non-present entry at radix `level`.
     Fault { level: u32 },
 }
@@ -95,7 +104,14 @@ pub enum WalkResult {
 /// The walker of one core.
 #[derive(Clone, Debug)]
 pub struct Walker {
+    format: AnyFormat,
+    /// Whether walk cycles are counted in `walker.*cycles` (see [`Walker::build`]).
+    count_cycles: bool,
     step_cycles: u32,
+    /// Completed walks per leaf page size (`PageSize::index`).
+    leaves: [u64; PageSize::COUNT],
+    /// Virtual-address shift of the range one leaf node covers (hint keys).
+    hint_shift: u32,
     /// Cache level index where references enter (== number of levels: DRAM).
     entry: usize,
     levels: u32,
@@ -149,7 +165,10 @@ const PSC_PFN_MASK: u64 = (1 << PSC_SLOT_SHIFT) - 1;
 const SLOT_NAMES: [&str; 4] = ["l1d", "l2", "llc", "dram"];
 
 impl Walker {
-    pub fn build(spec: &Spec, cache_names: &[&'static str], seed: u64) -> Result<Walker> {
+    /// `count_cycles`: whether walk cycles go into `walker.cycles` (the
+    /// CPU interval model's choice; off in the TLB-only model). Every walk
+    /// returns its cycles either way.
+    pub fn build(spec: &Spec, format: &AnyFormat, cache_names: &[&'static str], seed: u64) -> Result<Walker> {
         let entry = if spec.walker.entry_level == "dram" {
             cache_names.len()
         } else {
@@ -158,20 +177,24 @@ impl Walker {
         let mut level_slot: Vec<u8> =
             cache_names.iter().map(|n| SLOT_NAMES.iter().position(|s| s == n).unwrap_or(3) as u8).collect();
         level_slot.push(3);
-        let pscs = build_pscs(&spec.mmu, seed)?;
+        let pscs = build_pscs(&spec.mmu, format, seed)?;
         // With MMU caches the walk must probe them and fill them from the
         // entries it reads, and references entering a cache level must each
         // be looked up, so only DRAM-entering walks without PSCs take shortcuts.
-        let shortcuts = entry >= cache_names.len() && pscs.is_empty();
+        let shortcuts = entry >= cache_names.len() && pscs.is_empty() && format.allows_shortcuts();
         let psc_latency = pscs.iter().map(|p| p.latency).max().unwrap_or(0);
         let mut psc_at = [NO_PSC; 6];
         for (i, p) in pscs.iter().enumerate() {
             psc_at[p.level as usize] = i as u8;
         }
         Ok(Walker {
+            count_cycles: spec.timing.enabled,
+            format: format.clone(),
             step_cycles: spec.walker.step_cycles,
+            leaves: [0; PageSize::COUNT],
+            hint_shift: format.level_shift(2),
             entry,
-            levels: spec.pagetable.levels,
+            levels: format.levels(),
             pscs,
             psc_latency,
             stats: WalkerStats::default(),
@@ -185,7 +208,7 @@ impl Walker {
     }
 
     /// Walk the table rooted at frame `root` (host slot `root_slot`) for `va`.
-    /// Returns what was found and the walk's cycles (0 when `timed` is false).
+    /// Returns what was found and the walk's cycles.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn walk(
@@ -197,7 +220,6 @@ impl Walker {
         instr: bool,
         mem: &mut PhysMem,
         caches: &mut CacheHierarchy,
-        timed: bool,
     ) -> (WalkResult, u64) {
         // References entering below every cache level all go to DRAM: they are
         // counted once after the walk instead of one by one.
@@ -221,11 +243,13 @@ impl Walker {
         } else {
             self.probe_pscs(va, asid, root, root_slot)
         };
-        let mut cycles = if timed { self.psc_latency as u64 } else { 0 };
+        let mut cycles = self.psc_latency as u64;
+        // A large page that keeps its node: the size found above the leaf read last.
+        let mut large: Option<PageSize> = None;
         let result = loop {
-            let idx = index(va, level);
+            let w = self.format.word(va, level);
             if level == 1 && !hinted {
-                let key = hint_key(va, asid);
+                let key = self.hint_key(va, asid);
                 let epoch = mem.table_epoch();
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
                 if h.key != key || h.epoch != epoch {
@@ -234,53 +258,61 @@ impl Walker {
             }
             refs += 1;
             if !direct {
-                cycles += self.reference(caches, (node << 12) + idx * 8, timed);
+                cycles += self.reference(caches, (node << 12) + w * 8);
             }
-            let raw = mem.read_entry(slot, idx);
-            debug_assert_eq!(raw, mem.read_u64((node << 12) + idx * 8), "host slot out of step with the table");
-            if raw & PRESENT == 0 {
-                break WalkResult::Fault { level };
+            let raw = mem.read_entry(slot, w);
+            debug_assert_eq!(raw, mem.read_u64((node << 12) + w * 8), "host slot out of step with the table");
+            let step = self.format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64));
+            let leaf = matches!(step, Step::Leaf { .. });
+            if step != Step::NotPresent {
+                let new = self.format.used(raw, leaf, is_write);
+                if new != raw {
+                    self.stats.accessed_updates += !self.format.is_accessed(raw) as u64;
+                    self.stats.dirty_updates += (self.format.is_dirty(new) != self.format.is_dirty(raw)) as u64;
+                    mem.write_linked(slot, w, new);
+                }
             }
-            let leaf = is_leaf(raw, level);
-            let mut new = raw | ACCESSED;
-            if leaf && is_write {
-                new |= DIRTY;
+            match step {
+                Step::NotPresent => break WalkResult::Fault { level },
+                Step::Leaf { pfn_base, size } => {
+                    let dirty = is_write || self.format.is_dirty(raw);
+                    break match large {
+                        None => WalkResult::Translated { pfn_base, size, dirty, node: slot },
+                        Some(big) => {
+                            // A 4 KiB piece of a large page: its first frame from this one.
+                            let within = (va >> 12) & ((1 << big.order()) - 1);
+                            WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot }
+                        }
+                    };
+                }
+                Step::LargeViaNext { node: next, size } => {
+                    large = Some(size);
+                    slot = mem.entry_link(slot, w);
+                    node = next;
+                    level -= 1;
+                }
+                Step::Next { node: next } => {
+                    let child = mem.entry_link(slot, w);
+                    // A non-leaf entry read from memory: remember it in the PSC for this level.
+                    if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
+                        let p = &mut self.pscs[p as usize];
+                        let key = p.key(va, asid);
+                        let set = (key & p.set_mask) as u32;
+                        // This level was read, so its PSC missed at the start of the walk.
+                        p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
+                        p.stats.fills += 1;
+                    }
+                    node = next;
+                    slot = child;
+                    level -= 1;
+                }
             }
-            if new != raw {
-                self.stats.accessed_updates += (raw & ACCESSED == 0) as u64;
-                self.stats.dirty_updates += (new & DIRTY != raw & DIRTY) as u64;
-                mem.write_linked(slot, idx, new);
-            }
-            let next = frame(raw).0;
-            if leaf {
-                let size = match level {
-                    1 => PageSize::Size4K,
-                    2 => PageSize::Size2M,
-                    _ => PageSize::Size1G,
-                };
-                break WalkResult::Translated { pfn_base: next, size, dirty: new & DIRTY != 0 };
-            }
-            let child = mem.entry_link(slot, idx);
-            // A non-leaf entry read from memory: remember it in the PSC for this level.
-            if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
-                let p = &mut self.pscs[p as usize];
-                let key = p.key(va, asid);
-                let set = (key & p.set_mask) as u32;
-                // This level was read, so its PSC missed at the start of the walk.
-                p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
-                p.stats.fills += 1;
-            }
-            node = next;
-            slot = child;
-            level -= 1;
         };
         self.stats.refs_total += refs;
         if direct {
             self.stats.refs_dram += refs;
             caches.count_dram(Source::Walk, refs);
-            if timed {
-                cycles += refs * (self.step_cycles + caches.latency_of(self.entry)) as u64;
-            }
+            cycles += refs * (self.step_cycles + caches.latency_of(self.entry)) as u64;
         }
         match result {
             WalkResult::Fault { .. } => {
@@ -288,12 +320,7 @@ impl Walker {
                 self.account(instr, cycles, false);
             }
             WalkResult::Translated { size, .. } => {
-                match size {
-                    PageSize::Size4K => self.stats.leaves_4k += 1,
-                    PageSize::Size2M => self.stats.leaves_2m += 1,
-                    PageSize::Size1G => self.stats.leaves_1g += 1,
-                    PageSize::Size64K => {}
-                }
+                self.leaves[size.index()] += 1;
                 self.account(instr, cycles, true);
             }
         }
@@ -301,10 +328,10 @@ impl Walker {
     }
 
     /// One walk reference through the cache hierarchy: counts the level that
-    /// served it and returns its cycles (0 when untimed). Out of line so the
-    /// walk loop of a cache-less machine stays small.
+    /// served it and returns its cycles. Out of line so the walk loop of a
+    /// cache-less machine stays small.
     #[inline(never)]
-    fn reference(&mut self, caches: &mut CacheHierarchy, paddr: u64, timed: bool) -> u64 {
+    fn reference(&mut self, caches: &mut CacheHierarchy, paddr: u64) -> u64 {
         let served = caches.access(paddr, false, self.entry, Source::Walk);
         match self.level_slot[served.level as usize] {
             0 => self.stats.refs_l1d += 1,
@@ -312,11 +339,7 @@ impl Walker {
             2 => self.stats.refs_llc += 1,
             _ => self.stats.refs_dram += 1,
         }
-        if timed {
-            (self.step_cycles + served.latency) as u64
-        } else {
-            0
-        }
+        (self.step_cycles + served.latency) as u64
     }
 
     /// Probe every PSC (each counts a lookup); the deepest hit gives the node,
@@ -354,7 +377,7 @@ impl Walker {
         if !self.shortcuts {
             return None;
         }
-        let key = hint_key(va, asid);
+        let key = self.hint_key(va, asid);
         let h = self.hints[(key as usize) & (HINTS - 1)];
         (h.key == key && h.epoch == mem.table_epoch()).then(|| h.node())
     }
@@ -369,15 +392,16 @@ impl Walker {
     /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
     #[inline]
     pub fn prefetch_leaf(&self, va: u64, asid: Asid, mem: &PhysMem) {
-        let key = hint_key(va, asid);
+        let key = self.hint_key(va, asid);
         let h = self.hints[(key as usize) & (HINTS - 1)];
         if h.key == key {
-            mem.prefetch_entry(h.node().1, index(va, 1));
+            mem.prefetch_entry(h.node().1, self.format.word(va, 1));
         }
     }
 
     #[inline]
     fn account(&mut self, instr: bool, cycles: u64, completed: bool) {
+        let cycles = if self.count_cycles { cycles } else { 0 };
         self.stats.cycles += cycles;
         if instr {
             self.stats.instr_cycles += cycles;
@@ -401,9 +425,25 @@ impl Walker {
         }
     }
 
-    /// Walker stats (`walker.*`) and PSC stats (`mmu.psc.<name>.*`) are visited separately.
+    /// Walker stats (`walker.*`) and PSC stats (`mmu.psc.<name>.*`) are
+    /// visited separately. Leaves are counted for every size the format maps.
     pub fn visit(&self, v: &mut dyn StatVisitor) {
         crate::stats::StatGroup::visit(&self.stats, v);
+        for size in self.format.sizes() {
+            let i = size.index();
+            v.counter(LEAF_NAMES[i], self.leaves[i], "walks", LEAF_DESCS[i]);
+        }
+    }
+
+    /// Completed walks that found a leaf of `size`.
+    pub fn leaves(&self, size: PageSize) -> u64 {
+        self.leaves[size.index()]
+    }
+
+    /// The key of `va`'s leaf node in the hint table.
+    #[inline]
+    fn hint_key(&self, va: u64, asid: Asid) -> u64 {
+        (va >> self.hint_shift) & ((1 << 36) - 1) | (asid as u64) << 36
     }
 
     pub fn visit_pscs(&self, v: &mut dyn StatVisitor) {
@@ -413,12 +453,7 @@ impl Walker {
     }
 }
 
-#[inline]
-fn hint_key(va: u64, asid: Asid) -> u64 {
-    (va >> 21) & ((1 << 36) - 1) | (asid as u64) << 36
-}
-
-fn build_pscs(spec: &MmuSpec, seed: u64) -> Result<Vec<Psc>> {
+fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>> {
     let mut v = Vec::new();
     for (name, level) in [("pde", 2u32), ("pdpte", 3), ("pml4e", 4), ("pml5e", 5)] {
         if let Some(p) = spec.psc.get(name) {
@@ -433,6 +468,7 @@ fn build_pscs(spec: &MmuSpec, seed: u64) -> Result<Vec<Psc>> {
             v.push(Psc {
                 name,
                 level,
+                shift: format.level_shift(level),
                 table: SetAssoc::new(sets, ways, repl),
                 set_mask: (sets - 1) as u64,
                 latency: p.latency,

@@ -1,6 +1,6 @@
-//! A machine: one core's MMU (TLB hierarchy, walker, PSCs), its page tables in
-//! simulated physical memory, the OS's first-touch fault handler with a
-//! page-size policy, the data-cache hierarchy, and the interval timing model.
+//! The CPU machine (`machine.kind = "cpu"`): one core's TLB hierarchy and
+//! interval timing model, a client of the shared [`MemorySystem`] (page
+//! tables, physical memory and OS, walker and PSCs, data caches).
 //!
 //! ## Per access
 //! 1. Count instructions (`ins_gap`).
@@ -15,28 +15,16 @@
 //! instruction-side TLB structures, and do not access the data caches.
 
 use crate::access::{AccessBatch, AccessKind};
-use crate::addr::{Asid, PageSize, Pfn};
-use crate::cache::{CacheHierarchy, Served, Source};
+use crate::addr::{Asid, PageSize};
+use crate::cache::Served;
 use crate::config::Spec;
 use crate::error::Result;
-use crate::page_size::PageSizePolicy;
+use crate::memsys::{MemorySystem, Shootdown};
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
-use crate::registry::AnyPageSizePolicy;
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
 use crate::tlb::{Lookup, MemoKey, Mmu};
-use crate::walker::{WalkResult, Walker};
-
-crate::stat_group! {
-    pub struct OsStats {
-        faults: "faults", "first-touch page faults handled",
-        pages_4k: "pages", "4 KiB pages mapped",
-        pages_2m: "pages", "2 MiB pages mapped",
-        pages_1g: "pages", "1 GiB pages mapped",
-        large_fallbacks: "candidates", "larger page-size candidates skipped at a fault (region partly mapped, or no free block)",
-    }
-}
 
 /// Per-kind counters of a repeat run, packed in one word: `RUN_BITS` bits
 /// per `AccessKind` value, so a run is at most `RUN_MASK` records.
@@ -44,7 +32,7 @@ const RUN_BITS: u32 = 21;
 const RUN_MASK: u64 = (1 << RUN_BITS) - 1;
 
 /// The end `j` of the run of repeats from `i` (see
-/// [`Machine::count_repeat_run`]), the sum of its instruction gaps and its
+/// [`CpuMachine::count_repeat_run`]), the sum of its instruction gaps and its
 /// per-kind counts (packed, `RUN_BITS` per kind). `FETCHES`: untranslated
 /// fetches belong to the run whatever their page.
 #[inline(always)]
@@ -73,21 +61,16 @@ fn repeat_run<const FETCHES: bool>(batch: &AccessBatch, i: usize, key: MemoKey) 
 /// How many accesses ahead the leaf page-table entry is prefetched on the host.
 const PREFETCH_AHEAD: usize = 16;
 
-pub struct Machine {
+pub struct CpuMachine {
     spec: Spec,
     mmu: Mmu,
-    walker: Walker,
-    pt: PageTable,
-    mem: PhysMem,
-    caches: CacheHierarchy,
-    policy: AnyPageSizePolicy,
+    sys: MemorySystem,
     timing: IntervalModel,
     translate_instr: bool,
     /// Count runs of memo repeats in bulk (machines without data caches,
     /// whose repeats only count); tests turn it off to compare.
-    bulk_runs: bool,
+    pub(crate) bulk_runs: bool,
     core: CoreStats,
-    os: OsStats,
     /// The counters at the end of the warm-up, if there was one.
     baseline: Option<Baseline>,
 }
@@ -100,42 +83,33 @@ struct Baseline {
     others: Stats,
 }
 
-/// A translated page: its first frame and size.
-#[derive(Copy, Clone)]
-struct Translation {
-    pfn_base: u64,
-    size: PageSize,
+impl Shootdown for Mmu {
+    fn shoot_down(&mut self, va: u64, _size: PageSize, asid: Asid) -> u64 {
+        self.invalidate_page(va, asid)
+    }
 }
 
-impl Machine {
-    pub fn build(spec: &Spec, seed: u64) -> Result<Machine> {
-        let caches = CacheHierarchy::build(&spec.cache, crate::rng::sub_seed(seed, "cache"))?;
-        let names: Vec<&'static str> = caches.level_names().to_vec();
-        let walker = Walker::build(spec, &names, seed)?;
+impl CpuMachine {
+    pub fn build(spec: &Spec, seed: u64) -> Result<CpuMachine> {
+        let sys = MemorySystem::build(spec, seed)?;
         let mmu = Mmu::build(&spec.mmu, seed)?;
-        let mem = PhysMem::build(&spec.physmem, seed)?;
-        let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &(), "physmem.page_size")?;
         let l1 = spec.cache.l1d.as_ref().map(|l| l.latency);
         let timing = IntervalModel::new(&spec.timing, l1);
-        Ok(Machine {
+        Ok(CpuMachine {
             translate_instr: mmu.translates_instr(),
-            bulk_runs: caches.num_levels() == 0,
+            // Bulk runs count repeats without telling the OS of each use.
+            bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches(),
             spec: spec.clone(),
             mmu,
-            walker,
-            pt: PageTable::new(spec.pagetable.levels),
-            mem,
-            caches,
-            policy,
+            sys,
             timing,
             core: CoreStats::default(),
-            os: OsStats::default(),
             baseline: None,
         })
     }
 
     /// End the warm-up: the machine keeps its state (TLBs, caches, page
-    /// tables, memory), and from now on [`Machine::stats`] counts only what
+    /// tables, memory), and from now on [`CpuMachine::stats`] counts only what
     /// happens after this call. Gauges (levels such as free frames) are
     /// reported as they are at the end.
     pub fn begin_measurement(&mut self) {
@@ -153,7 +127,7 @@ impl Machine {
     /// The same machine simulating every access one by one (for tests of
     /// the bulk path against the per-access one).
     #[cfg(test)]
-    pub(crate) fn without_bulk_runs(mut self) -> Machine {
+    pub(crate) fn without_bulk_runs(mut self) -> CpuMachine {
         self.bulk_runs = false;
         self
     }
@@ -161,19 +135,18 @@ impl Machine {
     /// The same machine walking every level of every walk (for tests of
     /// the walk shortcut against full walks).
     #[cfg(test)]
-    pub(crate) fn without_walk_shortcuts(mut self) -> Machine {
-        self.walker = self.walker.without_shortcuts();
+    pub(crate) fn without_walk_shortcuts(mut self) -> CpuMachine {
+        self.sys.walker = self.sys.walker.without_shortcuts();
         self
     }
 
     #[cfg(test)]
     pub(crate) fn shortcut_walks(&self) -> u64 {
-        self.walker.shortcut_walks
+        self.sys.walker.shortcut_walks
     }
 
     /// Simulate one batch of accesses.
     pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
-        let timed = self.timing.enabled;
         let n = batch.len();
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
@@ -190,7 +163,7 @@ impl Machine {
                         // positions i..j: only those past the run can change page.
                         for q in (i + PREFETCH_AHEAD).max(j)..(j + PREFETCH_AHEAD).min(n) {
                             if (vaddrs[q] ^ vaddrs[q - 1]) >> 12 != 0 {
-                                self.walker.prefetch_leaf(vaddrs[q], asids[q], &self.mem);
+                                self.sys.prefetch_leaf(vaddrs[q], asids[q]);
                             }
                         }
                         i = j;
@@ -203,7 +176,7 @@ impl Machine {
             if i + PREFETCH_AHEAD < n {
                 let ahead = vaddrs[i + PREFETCH_AHEAD];
                 if (ahead ^ vaddrs[i + PREFETCH_AHEAD - 1]) >> 12 != 0 {
-                    self.walker.prefetch_leaf(ahead, asids[i + PREFETCH_AHEAD], &self.mem);
+                    self.sys.prefetch_leaf(ahead, asids[i + PREFETCH_AHEAD]);
                 }
             }
             let va = vaddrs[i];
@@ -221,9 +194,9 @@ impl Machine {
                 AccessKind::IFetch => {
                     self.core.ifetches += 1;
                     if self.translate_instr {
-                        self.translate(va, asid, false, true, timed)?;
+                        self.translate(va, asid, false, true)?;
                         if crosses {
-                            self.translate(last & !0xfff, asid, false, true, timed)?;
+                            self.translate(last & !0xfff, asid, false, true)?;
                         }
                     }
                 }
@@ -234,9 +207,9 @@ impl Machine {
                     } else {
                         self.core.loads += 1;
                     }
-                    self.data_access(va, asid, write, timed)?;
+                    self.data_access(va, asid, write)?;
                     if crosses {
-                        self.data_access(last & !0xfff, asid, write, timed)?;
+                        self.data_access(last & !0xfff, asid, write)?;
                     }
                 }
             }
@@ -267,113 +240,67 @@ impl Machine {
         c.stores += stores;
         c.ifetches += fetches;
         self.mmu.add_repeats(false, data);
-        self.caches.count_dram(Source::Data, data);
+        self.sys.count_data_repeats(data);
         if self.timing.enabled {
             c.translation_stall_cycles += key.latency as u64 * data;
-            let served = Served { level: 0, latency: self.caches.latency_of(0) };
+            let served = Served { level: 0, latency: self.sys.latency_of(0) };
             c.data_stall_cycles += self.timing.data_stall(served) * data;
         }
         j
     }
 
     #[inline(always)]
-    fn data_access(&mut self, va: u64, asid: Asid, write: bool, timed: bool) -> Result<()> {
-        let t = self.translate(va, asid, write, false, timed)?;
-        let paddr = (t.pfn_base << 12) + (va & (t.size.bytes() - 1));
-        let served = self.caches.access(paddr, write, 0, Source::Data);
-        if timed {
+    fn data_access(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
+        let (pfn_base, size) = self.translate(va, asid, write, false)?;
+        let paddr = (pfn_base << 12) + (va & (size.bytes() - 1));
+        let served = self.sys.access(paddr, write);
+        if self.timing.enabled {
             self.core.data_stall_cycles += self.timing.data_stall(served);
         }
         Ok(())
     }
 
+    /// Translate through the TLBs, walking on a miss; the first frame and size of the page.
     #[inline(always)]
-    fn translate(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
-        match self.mmu.lookup(va, asid, instr) {
+    fn translate(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let (pfn_base, size) = match self.mmu.lookup(va, asid, instr) {
             Lookup::Hit { pfn_base, size, dirty, latency, .. } => {
-                if timed {
+                if self.timing.enabled {
                     self.core.translation_stall_cycles += latency as u64;
                 }
                 if write && !dirty {
                     self.set_dirty(va, asid, instr);
                 }
-                Ok(Translation { pfn_base, size })
+                (pfn_base, size)
             }
             Lookup::Miss { latency } => {
-                if timed {
+                if self.timing.enabled {
                     self.core.translation_stall_cycles += latency as u64;
                 }
-                self.walk(va, asid, write, instr, timed)
+                self.walk(va, asid, write, instr)?
             }
+        };
+        if self.sys.wants_touches() {
+            self.sys.touched(pfn_base);
         }
+        Ok((pfn_base, size))
     }
 
     #[cold]
     fn set_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
-        // Hardware re-walks (a locked RMW) to set D; modelled as a direct update of the leaf.
-        if let Some(addr) = self.pt.leaf_entry_addr(&self.mem, asid, va) {
-            let raw = self.mem.read_u64(addr);
-            if raw & crate::pagetable::x86_radix::DIRTY == 0 {
-                self.mem.set_entry_bits(addr, crate::pagetable::x86_radix::DIRTY);
-                self.walker.stats.dirty_updates += 1;
-            }
-        }
+        self.sys.set_dirty(va, asid);
         self.mmu.mark_dirty(va, asid, instr);
     }
 
     /// The TLB-miss path, kept out of line so the hit path stays small.
     #[inline(never)]
-    fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool, timed: bool) -> Result<Translation> {
-        for _attempt in 0..2 {
-            let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
-            let (res, cycles) =
-                self.walker.walk(va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches, timed);
-            if timed {
-                self.core.translation_stall_cycles += cycles;
-            }
-            match res {
-                WalkResult::Translated { pfn_base, size, dirty } => {
-                    self.mmu.fill_walk(va, asid, instr, size, pfn_base, dirty);
-                    return Ok(Translation { pfn_base, size });
-                }
-                WalkResult::Fault { .. } => self.fault(va, asid)?,
-            }
+    fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let (t, cycles) = self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?;
+        if self.timing.enabled {
+            self.core.translation_stall_cycles += cycles;
         }
-        unreachable!("a page mapped by the fault handler is found by the retried walk")
-    }
-
-    /// First-touch fault: choose a page size, allocate, map.
-    #[cold]
-    fn fault(&mut self, va: u64, asid: Asid) -> Result<()> {
-        self.os.faults += 1;
-        let candidates = self.policy.candidates();
-        for (k, &size) in candidates.iter().enumerate() {
-            let last = k + 1 == candidates.len();
-            if !last && !self.pt.region_unmapped(&self.mem, asid, va, size) {
-                self.os.large_fallbacks += 1;
-                continue;
-            }
-            let pfn: Pfn = if last {
-                self.mem.alloc(size.order(), "a data page")?
-            } else {
-                match self.mem.try_alloc(size.order()) {
-                    Some(p) => p,
-                    None => {
-                        self.os.large_fallbacks += 1;
-                        continue;
-                    }
-                }
-            };
-            self.pt.map(&mut self.mem, asid, va, size, pfn)?;
-            match size {
-                PageSize::Size4K => self.os.pages_4k += 1,
-                PageSize::Size2M => self.os.pages_2m += 1,
-                PageSize::Size1G => self.os.pages_1g += 1,
-                PageSize::Size64K => {}
-            }
-            return Ok(());
-        }
-        unreachable!("the last page-size candidate always maps or errors")
+        self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty);
+        Ok((t.pfn_base, t.size))
     }
 
     /// Walk every counter into a sorted tree and compute the derived metrics.
@@ -399,27 +326,7 @@ impl Machine {
             let mut p = crate::stats::Prefixed::new("mmu", v);
             self.mmu.visit(&mut p);
         }
-        {
-            let mut p = crate::stats::Prefixed::new("mmu.psc", v);
-            self.walker.visit_pscs(&mut p);
-        }
-        {
-            let mut p = crate::stats::Prefixed::new("walker", v);
-            self.walker.visit(&mut p);
-        }
-        visit_prefixed("os", &self.os, v);
-        {
-            let mut p = crate::stats::Prefixed::new("physmem", v);
-            self.mem.visit(&mut p);
-        }
-        {
-            let mut p = crate::stats::Prefixed::new("pagetable", v);
-            self.pt.visit(&mut p);
-        }
-        {
-            let mut p = crate::stats::Prefixed::new("cache", v);
-            self.caches.visit(&mut p);
-        }
+        self.sys.visit(v);
     }
 
     /// Read access to components, for scenario tests and later mechanisms.
@@ -427,12 +334,12 @@ impl Machine {
         &self.mmu
     }
     pub fn page_table(&self) -> &PageTable {
-        &self.pt
+        self.sys.page_table()
     }
     pub fn physmem(&self) -> &PhysMem {
-        &self.mem
+        self.sys.physmem()
+    }
+    pub fn memory_system(&self) -> &MemorySystem {
+        &self.sys
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,0 +1,118 @@
+//! Machines: processor models that drive the shared memory system
+//! ([`crate::memsys`]). `machine.kind` picks one; `run` and the derived
+//! metrics go through this one choice.
+//!
+//! - `cpu`: one core with a TLB hierarchy and the interval timing model
+//!   ([`cpu::CpuMachine`]).
+//!
+//! A GPU machine (SMs, warps, a shared L2 TLB, a walker with many walks in
+//! flight) is a second client of the same memory system, added as one more
+//! variant here.
+
+pub mod cpu;
+
+use crate::access::AccessBatch;
+use crate::config::Spec;
+use crate::error::{Error, Result};
+use crate::pagetable::PageTable;
+use crate::physmem::PhysMem;
+use crate::stats::Stats;
+use crate::tlb::Mmu;
+
+pub use cpu::CpuMachine;
+
+/// The machine kinds, as written at `machine.kind`.
+pub const KINDS: [(&str, &str); 1] = [("cpu", "one core: TLB hierarchy, walker, caches, interval timing model")];
+
+/// A machine of any kind.
+pub enum Machine {
+    Cpu(CpuMachine),
+}
+
+impl Machine {
+    pub fn build(spec: &Spec, seed: u64) -> Result<Machine> {
+        match spec.machine.kind.as_str() {
+            "cpu" => Ok(Machine::Cpu(CpuMachine::build(spec, seed)?)),
+            other => Err(Error::config_allowed(
+                "machine.kind",
+                format!("unknown machine \"{other}\""),
+                &KINDS.map(|k| k.0),
+            )),
+        }
+    }
+
+    /// Simulate one batch of accesses.
+    #[inline]
+    pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
+        match self {
+            Machine::Cpu(m) => m.feed(batch),
+        }
+    }
+
+    /// End the warm-up (see [`CpuMachine::begin_measurement`]).
+    pub fn begin_measurement(&mut self) {
+        match self {
+            Machine::Cpu(m) => m.begin_measurement(),
+        }
+    }
+
+    /// Every counter and the derived metrics.
+    pub fn stats(&self) -> Stats {
+        match self {
+            Machine::Cpu(m) => m.stats(),
+        }
+    }
+
+    pub fn spec(&self) -> &Spec {
+        match self {
+            Machine::Cpu(m) => m.spec(),
+        }
+    }
+
+    /// The CPU machine, if this is one (scenario tests and tools).
+    pub fn cpu(&self) -> Option<&CpuMachine> {
+        match self {
+            Machine::Cpu(m) => Some(m),
+        }
+    }
+
+    pub fn mmu(&self) -> &Mmu {
+        match self {
+            Machine::Cpu(m) => m.mmu(),
+        }
+    }
+    pub fn page_table(&self) -> &PageTable {
+        match self {
+            Machine::Cpu(m) => m.page_table(),
+        }
+    }
+    pub fn physmem(&self) -> &PhysMem {
+        match self {
+            Machine::Cpu(m) => m.physmem(),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn without_bulk_runs(self) -> Machine {
+        match self {
+            Machine::Cpu(m) => Machine::Cpu(m.without_bulk_runs()),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn without_walk_shortcuts(self) -> Machine {
+        match self {
+            Machine::Cpu(m) => Machine::Cpu(m.without_walk_shortcuts()),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn shortcut_walks(&self) -> u64 {
+        match self {
+            Machine::Cpu(m) => m.shortcut_walks(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+//! The memory system every processor model shares: page tables of one
+//! format, physical memory and the OS that manages it, the page walker with
+//! its paging-structure caches, and the data-cache hierarchy.
+//!
+//! ## Contract
+//! Each call answers "what happened, and how long did it take" and never
+//! assumes its caller waits: a TLB miss returns the translation and the
+//! cycles of its walks; a data reference returns the level that served it
+//! and its latency. The CPU machine ([`crate::machine`]) adds the latencies
+//! up (its interval model); a GPU machine schedules the same answers on a
+//! clock with its own concurrency limits. Nothing here knows the current
+//! instruction.
+//!
+//! The OS may change mappings while it handles a fault (eviction); the
+//! client's TLBs hear of it through [`Shootdown`].
+
+use crate::addr::{Asid, PageSize};
+use crate::cache::{CacheHierarchy, Served, Source};
+use crate::config::Spec;
+use crate::error::Result;
+use crate::os::Os;
+use crate::pagetable::PageTable;
+use crate::physmem::PhysMem;
+use crate::registry::AnyFormat;
+use crate::stats::{Prefixed, StatVisitor};
+use crate::walker::{WalkResult, Walker};
+
+/// A translation found by a walk: the first frame and size of the page, its
+/// dirty state, and the host slot of the leaf node (for neighbour fills).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Translation {
+    pub pfn_base: u64,
+    pub size: PageSize,
+    pub dirty: bool,
+    pub node: u32,
+}
+
+/// What a client's translation caches do when the OS removes a mapping.
+pub trait Shootdown {
+    /// Drop every cached translation of the page at `va` of `size` in
+    /// `asid`; returns the entries removed.
+    fn shoot_down(&mut self, va: u64, size: PageSize, asid: Asid) -> u64;
+}
+
+pub struct MemorySystem {
+    pub(crate) pt: PageTable,
+    pub(crate) mem: PhysMem,
+    pub(crate) os: Os,
+    pub(crate) walker: Walker,
+    pub(crate) caches: CacheHierarchy,
+}
+
+impl MemorySystem {
+    pub fn build(spec: &Spec, seed: u64) -> Result<MemorySystem> {
+        let caches = CacheHierarchy::build(&spec.cache, crate::rng::sub_seed(seed, "cache"))?;
+        let names: Vec<&'static str> = caches.level_names().to_vec();
+        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels };
+        let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
+        let walker = Walker::build(spec, &format, &names, seed)?;
+        let mem = PhysMem::build(&spec.physmem, seed)?;
+        let os = Os::build(spec, &format, mem.capacity_frames(), seed)?;
+        Ok(MemorySystem { pt: PageTable::new(format), mem, os, walker, caches })
+    }
+
+    /// A translation that missed every TLB: walk the table, and on a fault
+    /// let the OS map the page and walk again. Returns the translation and
+    /// the cycles of every walk it took (the fault handler's own time is
+    /// the OS's, counted in its stats).
+    #[inline(always)]
+    pub fn translate_miss(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        write: bool,
+        instr: bool,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<(Translation, u64)> {
+        let mut cycles = 0;
+        for _attempt in 0..2 {
+            let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
+            let (res, c) = self.walker.walk(va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches);
+            cycles += c;
+            match res {
+                WalkResult::Translated { pfn_base, size, dirty, node } => {
+                    return Ok((Translation { pfn_base, size, dirty, node }, cycles));
+                }
+                WalkResult::Fault { .. } => {
+                    self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)?
+                }
+            }
+        }
+        unreachable!("a page mapped by the fault handler is found by the retried walk")
+    }
+
+    /// A data reference at physical address `paddr`.
+    #[inline(always)]
+    pub fn access(&mut self, paddr: u64, write: bool) -> Served {
+        self.caches.access(paddr, write, 0, Source::Data)
+    }
+
+    /// Count `n` data references that an L1 hit served without looking
+    /// them up (a client's bulk path on a machine without caches).
+    #[inline]
+    pub fn count_data_repeats(&mut self, n: u64) {
+        self.caches.count_dram(Source::Data, n);
+    }
+
+    /// Latency of a reference served at cache level `level`.
+    #[inline]
+    pub fn latency_of(&self, level: usize) -> u32 {
+        self.caches.latency_of(level)
+    }
+
+    pub fn num_cache_levels(&self) -> usize {
+        self.caches.num_levels()
+    }
+
+    pub fn cache_latency(&self, level: usize) -> u32 {
+        self.caches.latency_of(level)
+    }
+
+    /// A store to a page whose cached translation is clean: set the leaf's
+    /// dirty bit (hardware re-walks with a locked read-modify-write; modelled
+    /// as a direct update of the leaf).
+    #[cold]
+    pub fn set_dirty(&mut self, va: u64, asid: Asid) {
+        use crate::pagetable::format::PageTableFormat;
+        if let Some(leaf) = self.pt.leaf(&self.mem, asid, va) {
+            let format = self.pt.format();
+            if !format.is_dirty(leaf.raw) {
+                // Only the dirty bit changes here: the accessed bit stays as it was.
+                let new = format.used(leaf.raw, true, true);
+                let new = if format.is_accessed(leaf.raw) { new } else { format.clear_accessed(new) };
+                self.mem.write_linked(leaf.slot, leaf.word, new);
+                self.walker.stats.dirty_updates += 1;
+            }
+        }
+        self.os.on_dirty(va, asid);
+    }
+
+    /// Host-side prefetch of the leaf entry a walk for `va` would read.
+    #[inline]
+    pub fn prefetch_leaf(&self, va: u64, asid: Asid) {
+        self.walker.prefetch_leaf(va, asid, &self.mem);
+    }
+
+    /// The OS learns that a translation of the page at frame `pfn_base` was used.
+    #[inline(always)]
+    pub fn touched(&mut self, pfn_base: u64) {
+        self.os.touch(pfn_base);
+    }
+
+    /// Whether the OS wants [`Self::touched`] on every translation.
+    #[inline]
+    pub fn wants_touches(&self) -> bool {
+        self.os.wants_touches()
+    }
+
+    /// Stats of every component, under their prefixes.
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        {
+            let mut p = Prefixed::new("mmu.psc", v);
+            self.walker.visit_pscs(&mut p);
+        }
+        {
+            let mut p = Prefixed::new("walker", v);
+            self.walker.visit(&mut p);
+        }
+        {
+            let mut p = Prefixed::new("physmem", v);
+            self.mem.visit(&mut p);
+        }
+        {
+            let mut p = Prefixed::new("pagetable", v);
+            self.pt.visit(&mut p);
+        }
+        {
+            let mut p = Prefixed::new("cache", v);
+            self.caches.visit(&mut p);
+        }
+        self.os.visit(v);
+    }
+
+    pub fn page_table(&self) -> &PageTable {
+        &self.pt
+    }
+    pub fn physmem(&self) -> &PhysMem {
+        &self.mem
+    }
+    pub fn walker(&self) -> &Walker {
+        &self.walker
+    }
+}

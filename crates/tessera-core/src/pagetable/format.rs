@@ -1,0 +1,110 @@
+//! The page-table format family (`pagetable.format`): how a tree of nodes in
+//! simulated physical memory is indexed and what its entries mean.
+//!
+//! ## Contract
+//! A format describes a radix-shaped tree of `levels()` levels, the root at
+//! level `levels()` and leaves of 4 KiB pages at level 1. Nodes are 4 KiB
+//! table frames. An entry is `entry_words()` 64-bit words (8 bytes for x86,
+//! 16 for a GT-PDE, up to a 64-byte line for a table of contents); entry `i`
+//! of a node starts at word `i * entry_words()`, so the walker's reference
+//! for it is `node_address + 8 * i * entry_words()`. The walker reads the
+//! first word of an entry itself and hands [`PageTableFormat::decode`] a
+//! reader for the others (never called by one-word formats).
+//!
+//! `decode` says what a walk does next ([`Step`]): stop (not present),
+//! descend to a node, stop at a leaf with the frame of *this* address (a
+//! format whose leaves map several frames, such as a table of contents,
+//! picks the right one from `va`), or, for a large-page bit that keeps the
+//! node below (GPU Mosaic), read one entry of the next level and take the
+//! large page's frame from it.
+//!
+//! Writes go through [`crate::physmem::PhysMem::write_table_entry`], which
+//! sets the entry's words and the host link to a child node in one call, so
+//! a format cannot leave the walker's host-side links stale.
+//!
+//! Host-side accelerations the walker may use (walk hints, shortcuts, the
+//! prefetch of a later leaf) rely only on this contract and on the table
+//! epoch, so every format gets them; a format that needs them off says so
+//! with [`PageTableFormat::allows_shortcuts`].
+
+use crate::addr::{PageSize, Pfn};
+
+/// What one entry tells a walk.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Not present: the walk faults at this level.
+    NotPresent,
+    /// A pointer to the next level's node.
+    Next { node: u64 },
+    /// A leaf. The TLBs may cache the translation as a page of `size`
+    /// whose first frame is `pfn_base` (for a leaf whose frames are not
+    /// contiguous, `size` is 4 KiB and `pfn_base` the frame of this address).
+    Leaf { pfn_base: u64, size: PageSize },
+    /// A large page of `size` whose frames are found by reading the entry
+    /// for this address in the next level's node `node` (a large-page bit
+    /// that keeps the page table below it, as in GPU Mosaic).
+    LargeViaNext { node: u64, size: PageSize },
+}
+
+/// Most 64-bit words an entry may have (one 64-byte line).
+pub const MAX_ENTRY_WORDS: u32 = 8;
+
+/// A page-table format.
+pub trait PageTableFormat {
+    /// Levels of the tree; the root is at this level.
+    fn levels(&self) -> u32;
+    /// Shift of the virtual-address range one entry at `level` covers
+    /// (12 at level 1).
+    fn level_shift(&self, level: u32) -> u32;
+    /// Index of `va`'s entry in a node at `level`.
+    fn index(&self, va: u64, level: u32) -> u64;
+    /// 64-bit words per entry.
+    fn entry_words(&self) -> u32;
+    /// Virtual-address bits the tree translates.
+    fn va_bits(&self) -> u32;
+    /// Page sizes this format can map, smallest first.
+    fn sizes(&self) -> &[PageSize];
+    /// The level whose leaves map pages of `size`, if the format maps it.
+    fn leaf_level(&self, size: PageSize) -> Option<u32>;
+    /// What the entry whose first word is `raw` at `level` means for `va`;
+    /// `word(k)` reads word `k` of the entry (k < `entry_words()`).
+    fn decode(&self, raw: u64, level: u32, va: u64, word: &dyn Fn(u32) -> u64) -> Step;
+    /// The first word after a walk used the entry: accessed set, and dirty
+    /// on a store to a leaf.
+    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64;
+    /// Whether the first word of a leaf has its dirty bit set.
+    fn is_dirty(&self, raw: u64) -> bool;
+    /// Whether the first word of an entry has its accessed bit set.
+    fn is_accessed(&self, raw: u64) -> bool;
+    /// The first word with the accessed bit cleared.
+    fn clear_accessed(&self, raw: u64) -> u64;
+    /// The words of an entry at `level` pointing at the node `node`.
+    fn encode_table(&self, node: Pfn, level: u32) -> u64;
+    /// The words of a leaf mapping a page of `size` at `pfn` (A/D clear).
+    fn encode_leaf(&self, size: PageSize, pfn: Pfn) -> u64;
+    /// Whether a large page keeps the node below it, whose entries map its
+    /// 4 KiB pieces (and the large entry points at that node).
+    fn large_keeps_node(&self) -> bool {
+        false
+    }
+    /// Whether the walker may use its host-side shortcuts (see module doc).
+    fn allows_shortcuts(&self) -> bool {
+        true
+    }
+}
+
+/// Level-independent helpers over a format.
+pub trait FormatExt: PageTableFormat {
+    /// 4 KiB frames one entry at `level` covers.
+    #[inline]
+    fn level_frames(&self, level: u32) -> u64 {
+        1 << (self.level_shift(level) - crate::addr::BASE_SHIFT)
+    }
+    /// Word index of `va`'s entry in a node at `level`.
+    #[inline]
+    fn word(&self, va: u64, level: u32) -> u64 {
+        self.index(va, level) * self.entry_words() as u64
+    }
+}
+
+impl<T: PageTableFormat + ?Sized> FormatExt for T {}
