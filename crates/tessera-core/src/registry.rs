@@ -177,6 +177,9 @@ family! {
         ref fn largest_free_order() -> Option<u32>;
         mut fn reserve(pfn: crate::addr::Pfn) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
+        mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
+        mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
+        mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

@@ -268,3 +268,58 @@ fn walk_shortcuts_match_full_walks() {
         assert_eq!(stats.counters, full.stats().counters, "config {overrides:?}");
     }
 }
+
+/// The configurable radix format with x86's geometry walks exactly as the
+/// x86 format does: every counter is equal.
+#[test]
+fn a_radix_format_with_x86_geometry_gives_x86_numbers() {
+    for preset in ["tlb_only", "sandy_bridge"] {
+        for policy in ["base_only", "thp"] {
+            let policy = format!("physmem.page_size={policy}");
+            let x86 = run(&spec(preset, &[&policy]), Pattern::HotCold, 60_000, 1 << 30);
+            let radix = run(&spec(preset, &[&policy, "pagetable.format={ kind = \"radix\", bits = [9, 9, 9, 9] }"]), Pattern::HotCold, 60_000, 1 << 30);
+            assert_eq!(x86.counters, radix.counters, "{preset} {policy}");
+        }
+    }
+}
+
+/// A GPU-style table with a 64 KiB level maps 64 KiB pages under THP, and
+/// reports them per size.
+#[test]
+fn a_table_with_a_64k_level_maps_and_walks_64k_pages() {
+    let sp = spec(
+        "tlb_only",
+        &[
+            "pagetable.format={ kind = \"radix\", bits = [9, 9, 9, 5, 4] }",
+            "physmem.page_size={ kind = \"thp\", max = \"64k\" }",
+            "mmu.tlb.l1_dtlb_4k.page_sizes=[\"4k\", \"64k\"]",
+            "mmu.tlb.l2_tlb.page_sizes=[\"4k\", \"64k\"]",
+        ],
+    );
+    let s = run(&sp, Pattern::Sequential, 50_000, 64 << 20);
+    assert!(s.get("os.pages_64k") > 0);
+    assert_eq!(s.get("os.pages_4k"), 0, "an untouched 64 KiB region is always free here");
+    assert_eq!(s.get("walker.leaves_64k"), s.get("walker.walks"));
+    assert_eq!(s.get("pagetable.mappings_64k"), s.get("os.pages_64k"));
+    assert!(s.counters.contains_key("pagetable.nodes_l5"));
+    // Each 64 KiB page costs one walk: 16 pages per 64 KiB.
+    assert!(s.get("walker.walks") * 16 <= s.get("core.records"));
+}
+
+/// A large page that keeps its node (GPU Mosaic's large bit): the walk
+/// reads one more entry than a 2 MiB leaf would, and caches a 2 MiB page.
+#[test]
+fn a_large_bit_that_keeps_the_node_reads_one_more_entry() {
+    let base = ["physmem.page_size={ kind = \"thp\", max = \"2m\" }"];
+    let plain = spec("tlb_only", &[base[0], "pagetable.format={ kind = \"radix\" }"]);
+    let keeps = spec("tlb_only", &[base[0], "pagetable.format={ kind = \"radix\", large_reads_next = true }"]);
+    let a = run(&plain, Pattern::Uniform, 20_000, 64 << 20);
+    let b = run(&keeps, Pattern::Uniform, 20_000, 64 << 20);
+    assert_eq!(a.get("walker.walks"), b.get("walker.walks"));
+    assert_eq!(a.get("walker.leaves_2m"), b.get("walker.leaves_2m"));
+    assert!(a.get("walker.leaves_2m") > 0);
+    let completed = b.get("walker.walks");
+    // Completed walks read one more entry each; faulting walks stop where they did.
+    assert_eq!(b.get("walker.refs_total"), a.get("walker.refs_total") + completed);
+    assert_eq!(b.get("pagetable.nodes_l1"), b.get("pagetable.mappings_2m") + a.get("pagetable.nodes_l1"));
+}

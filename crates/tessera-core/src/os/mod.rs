@@ -9,7 +9,7 @@
 //! - Without a swap device, running out of frames is an error naming what
 //!   could not be placed.
 
-use crate::addr::{Asid, PageSize, Pfn};
+use crate::addr::{Asid, PageSize, BASE_SHIFT};
 use crate::cache::CacheHierarchy;
 use crate::config::Spec;
 use crate::error::Result;
@@ -17,6 +17,7 @@ use crate::memsys::Shootdown;
 use crate::page_size::{PageSizePolicy, PolicyCtx};
 use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
+use crate::physmem::allocator::PageRequest;
 use crate::physmem::PhysMem;
 use crate::registry::{AnyFormat, AnyPageSizePolicy};
 use crate::stats::{StatGroup, StatVisitor};
@@ -72,16 +73,10 @@ impl Os {
                 self.stats.large_fallbacks += 1;
                 continue;
             }
-            let pfn: Pfn = if last {
-                mem.alloc(size.order(), "a data page")?
-            } else {
-                match mem.try_alloc(size.order()) {
-                    Some(p) => p,
-                    None => {
-                        self.stats.large_fallbacks += 1;
-                        continue;
-                    }
-                }
+            let req = PageRequest { asid, vpn: (va & !(size.bytes() - 1)) >> BASE_SHIFT, size };
+            let Some(pfn) = mem.alloc_page(req, last)? else {
+                self.stats.large_fallbacks += 1;
+                continue;
             };
             pt.map(mem, asid, va, size, pfn)?;
             self.pages[size.index()] += 1;

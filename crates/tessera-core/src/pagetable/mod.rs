@@ -368,6 +368,7 @@ mod tests {
     use super::x86_radix::{self, ACCESSED, DIRTY, PAGE_SIZE, USER, WRITABLE};
     use super::*;
     use crate::config::spec::{ByteSize, PhysMemSpec};
+    use crate::physmem::allocator::FrameAllocator;
     use crate::error::Error;
     use crate::registry::MechanismSpec;
     use proptest::prelude::*;
@@ -542,6 +543,58 @@ mod tests {
 
     fn size_of(i: u8) -> PageSize {
         [K4, M2, G1][i as usize % 3]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Pages placed through the reverse map, then unmapped and freed in
+        /// random order: every translation goes, no frame is ever held by two
+        /// pages, and every frame comes back to the allocator.
+        #[test]
+        fn map_unmap_free_round_trips_through_the_reverse_map(
+            ops in prop::collection::vec((0u16..3, 0u64..64, any::<bool>(), 0u8..2), 1..120),
+        ) {
+            use crate::physmem::allocator::PageRequest;
+            let mut m = mem(64 << 20);
+            let mut pt = PageTable::x86(4).unwrap();
+            let free0 = m.free_frames();
+            let mut live: BTreeMap<(Asid, u64), (Pfn, PageSize)> = BTreeMap::new();
+            for (asid, page, unmap, s) in ops {
+                let size = if s == 1 { M2 } else { K4 };
+                let va = (page << 21) + if size == K4 { (page % 7) << 12 } else { 0 };
+                let start = va & !(size.bytes() - 1);
+                if unmap {
+                    let was = live.iter().find(|(&(a, s0), &(_, sz))| a == asid && s0 <= va && va < s0 + sz.bytes()).map(|(k, v)| (*k, *v));
+                    let got = pt.unmap(&mut m, asid, va);
+                    prop_assert_eq!(got.is_some(), was.is_some());
+                    if let (Some(l), Some((key, (pfn, sz)))) = (got, was) {
+                        prop_assert_eq!((l.pfn_base, l.size), (pfn.0, sz));
+                        let req = m.free_page(pfn).unwrap();
+                        prop_assert_eq!((req.asid, req.vpn << 12, req.size), (asid, key.1, sz));
+                        live.remove(&key);
+                    }
+                    prop_assert_eq!(pt.translate(&m, asid, va), None);
+                } else if pt.region_unmapped(&m, asid, va, size) {
+                    let req = PageRequest { asid, vpn: start >> 12, size };
+                    let pfn = m.alloc_page(req, true).unwrap().unwrap();
+                    pt.map(&mut m, asid, va, size, pfn).unwrap();
+                    prop_assert_eq!(m.owner(pfn), Some(req));
+                    live.insert((asid, start), (pfn, size));
+                }
+                // No frame is held by two live pages.
+                let mut frames: Vec<(u64, u64)> = live.values().map(|(p, s)| (p.0, p.0 + (1 << s.order()))).collect();
+                frames.sort();
+                prop_assert!(frames.windows(2).all(|w| w[0].1 <= w[1].0));
+                prop_assert_eq!(m.mapped_pages(), live.len());
+            }
+            for (&(asid, start), &(pfn, size)) in &live {
+                prop_assert_eq!(pt.translate(&m, asid, start), Some((pfn, size)));
+                pt.unmap(&mut m, asid, start).unwrap();
+                m.free_page(pfn).unwrap();
+            }
+            prop_assert_eq!(m.free_frames() + m.table_frames(), free0);
+            m.allocator().check_invariants().unwrap();
+        }
     }
 
     proptest! {

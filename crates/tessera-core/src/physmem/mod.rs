@@ -51,7 +51,7 @@ use crate::config::spec::PhysMemSpec;
 use crate::error::{Error, Result};
 use crate::stat_group;
 use crate::stats::{Prefixed, StatGroup, StatVisitor};
-use allocator::{AllocCtx, AnyAllocator, FrameAllocator};
+use allocator::{AllocCtx, AnyAllocator, FrameAllocator, PageRequest};
 
 /// Frames per 2 MiB block.
 const FRAMES_2M: u64 = 512;
@@ -92,6 +92,8 @@ pub struct PhysMem {
     slot_frames: Vec<u64>,
     table_frames: u64,
     pinned_frames: u64,
+    /// Reverse map: the first frame of every mapped data page → the page.
+    owners: FxHashMap<u64, PageRequest>,
     /// Bumped by every change to page-table memory that could alter a walk
     /// path other than ones it already took: overwriting a non-zero word
     /// with [`PhysMem::write_u64`] and releasing table frames. Writing a zero
@@ -142,6 +144,7 @@ impl PhysMem {
             links: vec![[0; CHUNK]],
             table_frames: 0,
             pinned_frames: 0,
+            owners: FxHashMap::default(),
             table_epoch: 0,
         };
         mem.fragment(f, seed);
@@ -212,6 +215,41 @@ impl PhysMem {
     #[inline]
     pub fn try_alloc(&mut self, order: u32) -> Option<Pfn> {
         self.alloc.alloc(order)
+    }
+
+    /// Frames for the data page `req`, placed by the allocator knowing
+    /// which page it is, and recorded in the reverse map. `Ok(None)` when
+    /// no block is free and `required` is false; `Err(OutOfMemory)` when it is.
+    pub fn alloc_page(&mut self, req: PageRequest, required: bool) -> Result<Option<Pfn>> {
+        match self.alloc.alloc_page(&req) {
+            Some(pfn) => {
+                debug_assert!(!self.owners.contains_key(&pfn.0), "frame {pfn:?} handed out twice");
+                self.owners.insert(pfn.0, req);
+                self.alloc.page_mapped(pfn, &req);
+                Ok(Some(pfn))
+            }
+            None if required => Err(self.out_of_memory(req.size.order(), "a data page")),
+            None => Ok(None),
+        }
+    }
+
+    /// Free the data page whose first frame is `pfn` (after it was unmapped):
+    /// the allocator hears of it and takes its frames back. Returns the page.
+    pub fn free_page(&mut self, pfn: Pfn) -> Option<PageRequest> {
+        let req = self.owners.remove(&pfn.0)?;
+        self.alloc.page_freed(pfn, &req);
+        self.alloc.free(pfn, req.size.order());
+        Some(req)
+    }
+
+    /// The data page whose first frame is `pfn`, if one is mapped there (the reverse map).
+    pub fn owner(&self, pfn: Pfn) -> Option<PageRequest> {
+        self.owners.get(&pfn.0).copied()
+    }
+
+    /// Data pages in the reverse map.
+    pub fn mapped_pages(&self) -> usize {
+        self.owners.len()
     }
 
     /// Return a block (or a sub-block of an allocated block) to the allocator.
