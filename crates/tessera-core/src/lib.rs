@@ -16,6 +16,7 @@ pub mod rng;
 pub mod stats;
 
 pub mod cache;
+pub mod os;
 pub mod page_size;
 pub mod pagetable;
 pub mod physmem;
