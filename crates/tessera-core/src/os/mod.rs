@@ -1,6 +1,6 @@
 //! The operating system's memory-management side that sits behind a page
 //! fault when physical memory is oversubscribed: which resident page to evict
-//! ([`eviction`]) and where an evicted page's contents go (`swap`).
+//! ([`eviction`]) and where an evicted page's contents go ([`swap`]).
 //!
 //! Both are self-contained components: an eviction policy sees pages only as
 //! numbers (the first frame of each mapped page) and reads accessed bits
@@ -9,3 +9,4 @@
 //! drives them.
 
 pub mod eviction;
+pub mod swap;
