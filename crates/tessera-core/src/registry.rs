@@ -234,6 +234,24 @@ family! {
     }
 }
 
+family! {
+    /// Page eviction policy of the OS model (`os.eviction`).
+    family crate::os::eviction::EvictionPolicy => AnyEviction, ctx crate::os::eviction::EvictionCtx, key "eviction" {
+        "lru" => Lru(crate::os::eviction::lru::Lru),
+        "clock" => Clock(crate::os::eviction::clock::Clock),
+        "linux_like" => LinuxLike(crate::os::eviction::linux_like::LinuxLike),
+    }
+    methods {
+        mut fn on_map(page: u64);
+        mut fn on_unmap(page: u64);
+        ref fn wants_touches() -> bool;
+        mut fn on_touch(page: u64);
+        mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
+        ref fn resident() -> u64;
+        ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
+    }
+}
+
 /// Every family with its config key and its mechanisms' summaries.
 pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
     vec![
@@ -242,6 +260,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyPageSizePolicy::KEY, AnyPageSizePolicy::SUMMARIES),
         (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
         (AnyFormat::KEY, AnyFormat::SUMMARIES),
+        (AnyEviction::KEY, AnyEviction::SUMMARIES),
     ]
 }
 

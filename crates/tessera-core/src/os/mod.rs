@@ -8,6 +8,14 @@
 //!   (asid, vpn, size) it places, and the page is mapped.
 //! - Without a swap device, running out of frames is an error naming what
 //!   could not be placed.
+//!
+//! Under memory pressure: which resident page to evict ([`eviction`], a
+//! family that sees pages only as the first frame of each mapped page and
+//! reads accessed bits through [`eviction::AccessedBits`]) and where an
+//! evicted page's contents go ([`swap`]).
+
+pub mod eviction;
+pub mod swap;
 
 use crate::addr::{Asid, PageSize, BASE_SHIFT};
 use crate::cache::CacheHierarchy;

@@ -1,0 +1,293 @@
+//! Reference models for the eviction policies, and the harness that drives a
+//! policy and its reference side by side.
+//!
+//! ## What it models
+//! Each policy's rule written the obvious way over ordered `Vec`s (index 0 is
+//! the head), with linear searches: slow and obviously correct. The harness
+//! feeds both the same random sequence of map / touch / unmap / victim (then
+//! unmap the victim) events, with accessed bits that a map (the faulting
+//! access) or a touch sets, and compares every victim, `resident()`, the full
+//! list order and the accessed bits after every event. Test-only.
+//! ## Stats
+//! None.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+use super::{AccessedBits, EvictionPolicy};
+
+/// Accessed bits that are never set (for policies that ignore them).
+pub struct NoBits;
+
+impl AccessedBits for NoBits {
+    fn test_and_clear(&mut self, _page: u64) -> bool {
+        false
+    }
+}
+
+/// One accessed bit per page, as the PTEs would hold them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestBits {
+    bits: Vec<bool>,
+}
+
+impl TestBits {
+    pub fn new(frames: u64) -> Self {
+        TestBits { bits: vec![false; frames as usize] }
+    }
+    pub fn set(&mut self, page: u64) {
+        self.bits[page as usize] = true;
+    }
+    pub fn get(&self, page: u64) -> bool {
+        self.bits[page as usize]
+    }
+    fn clear(&mut self, page: u64) {
+        self.bits[page as usize] = false;
+    }
+}
+
+impl AccessedBits for TestBits {
+    fn test_and_clear(&mut self, page: u64) -> bool {
+        std::mem::replace(&mut self.bits[page as usize], false)
+    }
+}
+
+/// The whole ordered state of a policy, for comparison with its reference.
+pub trait Snapshot {
+    fn snapshot(&self) -> Vec<Vec<u64>>;
+}
+
+/// Exact LRU: most recent first.
+#[derive(Default)]
+pub struct RefLru {
+    order: Vec<u64>,
+}
+
+impl EvictionPolicy for RefLru {
+    fn on_map(&mut self, page: u64) {
+        self.order.insert(0, page);
+    }
+    fn on_unmap(&mut self, page: u64) {
+        self.order.retain(|&p| p != page);
+    }
+    fn wants_touches(&self) -> bool {
+        true
+    }
+    fn on_touch(&mut self, page: u64) {
+        if let Some(i) = self.order.iter().position(|&p| p == page) {
+            self.order.remove(i);
+            self.order.insert(0, page);
+        }
+    }
+    fn victim(&mut self, _bits: &mut dyn AccessedBits) -> Option<u64> {
+        self.order.last().copied()
+    }
+    fn resident(&self) -> u64 {
+        self.order.len() as u64
+    }
+}
+
+impl Snapshot for RefLru {
+    fn snapshot(&self) -> Vec<Vec<u64>> {
+        vec![self.order.clone()]
+    }
+}
+
+/// CLOCK: the circle as a vector whose element 0 is under the hand.
+#[derive(Default)]
+pub struct RefClock {
+    ring: Vec<u64>,
+}
+
+impl EvictionPolicy for RefClock {
+    fn on_map(&mut self, page: u64) {
+        // Just behind the hand: the last page it reaches.
+        self.ring.push(page);
+    }
+    fn on_unmap(&mut self, page: u64) {
+        // Removing element 0 leaves the hand on the next page.
+        self.ring.retain(|&p| p != page);
+    }
+    fn wants_touches(&self) -> bool {
+        false
+    }
+    fn on_touch(&mut self, _page: u64) {}
+    fn victim(&mut self, bits: &mut dyn AccessedBits) -> Option<u64> {
+        for _ in 0..=self.ring.len() {
+            let p = *self.ring.first()?;
+            if !bits.test_and_clear(p) {
+                return Some(p);
+            }
+            self.ring.rotate_left(1);
+        }
+        unreachable!("a revolution clears every bit")
+    }
+    fn resident(&self) -> u64 {
+        self.ring.len() as u64
+    }
+}
+
+impl Snapshot for RefClock {
+    fn snapshot(&self) -> Vec<Vec<u64>> {
+        vec![self.ring.clone()]
+    }
+}
+
+/// Two lists, head first, and the set of marked pages.
+pub struct RefLinuxLike {
+    inactive: Vec<u64>,
+    active: Vec<u64>,
+    marked: BTreeSet<u64>,
+    ratio: u64,
+    look_twice: bool,
+}
+
+impl RefLinuxLike {
+    pub fn new(ratio: u32, look_twice: bool) -> Self {
+        RefLinuxLike { inactive: Vec::new(), active: Vec::new(), marked: BTreeSet::new(), ratio: ratio as u64, look_twice }
+    }
+}
+
+impl EvictionPolicy for RefLinuxLike {
+    fn on_map(&mut self, page: u64) {
+        self.inactive.insert(0, page);
+        self.marked.remove(&page);
+    }
+    fn on_unmap(&mut self, page: u64) {
+        self.inactive.retain(|&p| p != page);
+        self.active.retain(|&p| p != page);
+        self.marked.remove(&page);
+    }
+    fn wants_touches(&self) -> bool {
+        false
+    }
+    fn on_touch(&mut self, _page: u64) {}
+    fn victim(&mut self, bits: &mut dyn AccessedBits) -> Option<u64> {
+        loop {
+            while (self.inactive.len() as u64) * self.ratio < self.active.len() as u64 {
+                let p = self.active.pop().unwrap();
+                bits.test_and_clear(p);
+                self.inactive.insert(0, p);
+            }
+            let p = *self.inactive.last()?;
+            let accessed = bits.test_and_clear(p);
+            let was_marked = self.marked.remove(&p);
+            if !accessed {
+                return Some(p);
+            }
+            self.marked.insert(p);
+            self.inactive.pop();
+            if was_marked || !self.look_twice {
+                self.active.insert(0, p);
+            } else {
+                self.inactive.insert(0, p);
+            }
+        }
+    }
+    fn resident(&self) -> u64 {
+        (self.inactive.len() + self.active.len()) as u64
+    }
+}
+
+impl Snapshot for RefLinuxLike {
+    fn snapshot(&self) -> Vec<Vec<u64>> {
+        vec![self.inactive.clone(), self.active.clone(), self.marked.iter().copied().collect()]
+    }
+}
+
+/// One event of the harness; page numbers are taken modulo the capacity.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Map the page if it is not resident (and set its accessed bit).
+    Map(u64),
+    /// Access the page: set its accessed bit if resident; `on_touch` either way.
+    Touch(u64),
+    /// Unmap the page (resident or not).
+    Unmap(u64),
+    /// Ask for a victim and unmap it.
+    Evict,
+    /// Ask for a victim and leave it resident.
+    Victim,
+}
+
+/// Up to `len` random events over pages `0 .. pages`.
+pub fn ops(pages: u64, len: usize) -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        4 => (0..pages).prop_map(Op::Map),
+        6 => (0..pages).prop_map(Op::Touch),
+        1 => (0..pages).prop_map(Op::Unmap),
+        3 => Just(Op::Evict),
+        1 => Just(Op::Victim),
+    ];
+    prop::collection::vec(op, 0..len)
+}
+
+/// Drive `policy` and `reference` with `ops` over `cap` frames, comparing
+/// victims, residency, full state and accessed bits after every event.
+pub fn run<P, R>(mut policy: P, mut reference: R, cap: u64, ops: &[Op]) -> Result<(), TestCaseError>
+where
+    P: EvictionPolicy + Snapshot,
+    R: EvictionPolicy + Snapshot,
+{
+    prop_assert_eq!(policy.wants_touches(), reference.wants_touches());
+    let (mut bp, mut br) = (TestBits::new(cap), TestBits::new(cap));
+    let mut resident = vec![false; cap as usize];
+    let mut count = 0u64;
+    for (step, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Map(p) => {
+                let p = p % cap;
+                if !resident[p as usize] {
+                    resident[p as usize] = true;
+                    count += 1;
+                    policy.on_map(p);
+                    reference.on_map(p);
+                    bp.set(p);
+                    br.set(p);
+                }
+            }
+            Op::Touch(p) => {
+                let p = p % cap;
+                if resident[p as usize] {
+                    bp.set(p);
+                    br.set(p);
+                }
+                if policy.wants_touches() {
+                    policy.on_touch(p);
+                    reference.on_touch(p);
+                }
+            }
+            Op::Unmap(p) => {
+                let p = p % cap;
+                if std::mem::replace(&mut resident[p as usize], false) {
+                    count -= 1;
+                }
+                policy.on_unmap(p);
+                reference.on_unmap(p);
+                bp.clear(p);
+                br.clear(p);
+            }
+            Op::Evict | Op::Victim => {
+                let v = policy.victim(&mut bp);
+                prop_assert_eq!(v, reference.victim(&mut br), "step {}: {:?}", step, op);
+                prop_assert_eq!(v.is_none(), count == 0, "step {}", step);
+                if let (Some(v), Op::Evict) = (v, op) {
+                    prop_assert!(resident[v as usize], "step {}: victim {} is not resident", step, v);
+                    resident[v as usize] = false;
+                    count -= 1;
+                    policy.on_unmap(v);
+                    reference.on_unmap(v);
+                    bp.clear(v);
+                    br.clear(v);
+                }
+            }
+        }
+        prop_assert_eq!(policy.resident(), count, "step {}: {:?}", step, op);
+        prop_assert_eq!(reference.resident(), count, "step {}: {:?}", step, op);
+        prop_assert_eq!(policy.snapshot(), reference.snapshot(), "step {}: {:?}", step, op);
+        prop_assert_eq!(&bp, &br, "step {}: {:?}", step, op);
+    }
+    Ok(())
+}
