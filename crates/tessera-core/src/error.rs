@@ -31,7 +31,7 @@ pub enum Error {
     Trace { file: String, location: Location, msg: String },
 
     /// The simulated machine ran out of physical memory.
-    #[error("simulated memory exhausted: {what} needs {requested_bytes} bytes but only {free_bytes} of {capacity_bytes} bytes are free (raise physmem.capacity)")]
+    #[error("simulated memory exhausted: {what} needs {requested_bytes} bytes but only {free_bytes} of {capacity_bytes} bytes are free ({})", oom_hint(.what))]
     OutOfMemory { what: String, requested_bytes: u64, free_bytes: u64, capacity_bytes: u64 },
 
     /// The host could not read or write a file.
@@ -87,3 +87,12 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What to raise when `what` could not be placed.
+fn oom_hint(what: &str) -> &'static str {
+    if what == "swap device" {
+        "raise os.swap.capacity"
+    } else {
+        "raise physmem.capacity, or add a swap device at os.swap"
+    }
+}

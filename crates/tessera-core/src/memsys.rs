@@ -64,8 +64,9 @@ impl MemorySystem {
 
     /// A translation that missed every TLB: walk the table, and on a fault
     /// let the OS map the page and walk again. Returns the translation and
-    /// the cycles of every walk it took (the fault handler's own time is
-    /// the OS's, counted in its stats).
+    /// the cycles of every walk it took plus what the OS charged (swap
+    /// transfers and shootdowns under memory pressure; a first-touch fault
+    /// itself is free, as it always was).
     #[inline(always)]
     pub fn translate_miss(
         &mut self,
@@ -85,7 +86,7 @@ impl MemorySystem {
                     return Ok((Translation { pfn_base, size, dirty, node }, cycles));
                 }
                 WalkResult::Fault { .. } => {
-                    self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)?
+                    cycles += self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)?;
                 }
             }
         }

@@ -394,6 +394,29 @@ impl CacheHierarchy {
         Served { level: served as u8, latency: self.latency_of(served) }
     }
 
+    /// Drop every line of the physical range `[paddr, paddr + bytes)` from
+    /// every level (a page leaving memory): returns (lines dropped, dirty
+    /// lines among them, which the OS writes back with the page). Line
+    /// counters other than these are untouched.
+    pub fn invalidate_range(&mut self, paddr: u64, bytes: u64) -> (u64, u64) {
+        let (mut dropped, mut dirty) = (0, 0);
+        for l in &mut self.levels {
+            let line = 1u64 << l.line_shift;
+            let mut a = paddr & !(line - 1);
+            while a < paddr + bytes {
+                let (set, tag) = l.locate(a);
+                if let Some(slot) = l.table.probe(set, tag) {
+                    let flags = l.table.data(slot);
+                    l.table.invalidate_slot(slot);
+                    dropped += 1;
+                    dirty += (flags & DIRTY != 0) as u64;
+                }
+                a += line;
+            }
+        }
+        (dropped, dirty)
+    }
+
     /// Whether level `i` currently holds `paddr`'s line (no side effects).
     pub fn holds(&self, i: usize, paddr: u64) -> bool {
         self.levels.get(i).is_some_and(|l| {

@@ -291,6 +291,24 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         return Err(Error::config_allowed("machine.kind", format!("unknown machine \"{}\"", spec.machine.kind), &kinds));
     }
 
+    // OS under memory pressure.
+    match (&mut spec.os.eviction, &spec.os.swap) {
+        (Some(_), None) => {
+            return Err(Error::config(
+                "os.eviction",
+                "eviction needs a swap device to write pages to: add os.swap = { capacity = \"4GiB\" }",
+            ))
+        }
+        (None, Some(_)) => spec.os.eviction = Some(MechanismSpec { kind: "lru".into(), params: toml::Table::new() }),
+        _ => {}
+    }
+    if let Some(e) = &mut spec.os.eviction {
+        resolve_mech(e, "os.eviction", crate::registry::AnyEviction::resolve)?;
+    }
+    if let Some(s) = &spec.os.swap {
+        s.validate()?;
+    }
+
     // Page table.
     resolve_mech(&mut spec.pagetable.format, "pagetable.format", AnyFormat::resolve)?;
     let format_sizes = {

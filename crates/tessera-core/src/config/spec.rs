@@ -425,6 +425,35 @@ impl Default for MetricsSpec {
     }
 }
 
+/// The OS under memory pressure (`[os]`). Without `swap`, running out of
+/// frames is an error; with it, `eviction` picks victims and pages go to swap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OsSpec {
+    /// Eviction policy (`lru`, `clock`, `linux_like`); `lru` when a swap device is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eviction: Option<MechanismSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<crate::os::swap::SwapSpec>,
+    /// Cycles one TLB shootdown costs the faulting processor (an IPI round
+    /// trip and the invalidation; a few microseconds on x86 servers).
+    #[serde(default = "d_shootdown")]
+    pub shootdown_cycles: u64,
+}
+fn d_shootdown() -> u64 {
+    4000
+}
+impl Default for OsSpec {
+    fn default() -> Self {
+        OsSpec { eviction: None, swap: None, shootdown_cycles: d_shootdown() }
+    }
+}
+impl OsSpec {
+    pub fn is_default(&self) -> bool {
+        *self == OsSpec::default()
+    }
+}
+
 /// Which processor model drives the memory system (`[machine]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -451,6 +480,8 @@ pub struct Spec {
     pub description: String,
     #[serde(default)]
     pub machine: MachineSpec,
+    #[serde(default, skip_serializing_if = "OsSpec::is_default")]
+    pub os: OsSpec,
     #[serde(default)]
     pub mmu: MmuSpec,
     #[serde(default)]

@@ -323,3 +323,64 @@ fn a_large_bit_that_keeps_the_node_reads_one_more_entry() {
     assert_eq!(b.get("walker.refs_total"), a.get("walker.refs_total") + completed);
     assert_eq!(b.get("pagetable.nodes_l1"), b.get("pagetable.mappings_2m") + a.get("pagetable.nodes_l1"));
 }
+
+/// A footprint 1.5x memory runs with a swap device under every eviction
+/// policy: pages are evicted and read back, each eviction shoots its
+/// translation down, the reverse map and the page tables agree, and no
+/// frame is lost.
+#[test]
+fn memory_pressure_swaps_pages_out_and_back_under_every_policy() {
+    for policy in ["lru", "clock", "linux_like"] {
+        for preset in ["tlb_only", "sandy_bridge"] {
+            let ev = format!("os.eviction={policy}");
+            let sp = spec(preset, &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
+            let mut m = Machine::build(&sp, 5).unwrap();
+            let mut src = Synthetic::new(SyntheticSpec::new(Pattern::HotCold, 40_000, 12 << 20, 11)).unwrap();
+            crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+            let s = m.stats();
+            let tag = format!("{policy} on {preset}");
+            assert!(s.get("os.evictions") > 0, "{tag}");
+            assert!(s.get("os.major_faults") > 0, "{tag}");
+            assert_eq!(s.get("os.faults"), s.get("os.minor_faults") + s.get("os.major_faults"), "{tag}");
+            assert_eq!(s.get("os.shootdowns"), s.get("os.evictions"), "{tag}");
+            assert!(s.get("swap.pages_out") <= s.get("os.evictions"), "{tag}");
+            assert_eq!(s.get("swap.pages_in"), s.get("os.major_faults"), "{tag}");
+            assert_eq!(s.get("core.records"), 40_000, "{tag}: no access lost");
+            // Reverse map and page tables agree, and frames add up.
+            let (pt, mem) = (m.page_table(), m.physmem());
+            assert_eq!(mem.mapped_pages() as u64, pt.mappings(crate::addr::PageSize::Size4K), "{tag}");
+            assert_eq!(
+                mem.free_frames() + mem.table_frames() + mem.mapped_pages() as u64 + mem.pinned_frames(),
+                mem.capacity_frames(),
+                "{tag}"
+            );
+            // No stale translation: every TLB-cached page is mapped in the table to the same frame.
+            for page in 0..(12u64 << 20) >> 12 {
+                let va = page << 12;
+                if let Some(t) = m.mmu().peek(va, 0) {
+                    assert_eq!(pt.translate(mem, 0, va).map(|(p, _)| p.0), Some(t), "{tag}: stale TLB entry for {va:#x}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn eviction_without_swap_and_bad_swap_are_config_errors() {
+    let o = |s: &[&str]| load(&ConfigSource::Preset("tlb_only".into()), &s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    let e = o(&["os.eviction=clock"]).unwrap_err().to_string();
+    assert!(e.contains("os.eviction") && e.contains("swap"), "{e}");
+    let e = o(&["os.swap={ capacity = 1000 }"]).unwrap_err().to_string();
+    assert!(e.contains("os.swap.capacity"), "{e}");
+    let e = o(&["os.swap={ capacity = \"1GiB\" }", "os.eviction=fifo"]).unwrap_err().to_string();
+    assert!(e.contains("os.eviction") && e.contains("clock"), "{e}");
+}
+
+#[test]
+fn a_swap_device_smaller_than_the_overflow_is_a_clear_error() {
+    let sp = spec("tlb_only", &["physmem.capacity=4MiB", "os.swap={ capacity = \"1MiB\" }"]);
+    let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 60_000, 16 << 20, 1)).unwrap();
+    let e = crate::run::simulate(&sp, 1, &mut src, &mut |_, _| true).unwrap_err();
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what == "swap device"), "{e}");
+    assert!(e.to_string().contains("os.swap.capacity"), "{e}");
+}

@@ -17,7 +17,7 @@
 pub mod eviction;
 pub mod swap;
 
-use crate::addr::{Asid, PageSize, BASE_SHIFT};
+use crate::addr::{Asid, PageSize, Pfn, BASE_SHIFT};
 use crate::cache::CacheHierarchy;
 use crate::config::Spec;
 use crate::error::Result;
@@ -27,9 +27,25 @@ use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
 use crate::physmem::allocator::PageRequest;
 use crate::physmem::PhysMem;
-use crate::registry::{AnyFormat, AnyPageSizePolicy};
+use crate::registry::{AnyEviction, AnyFormat, AnyPageSizePolicy};
+use eviction::{AccessedBits, EvictionCtx, EvictionPolicy};
+use swap::{SwapDevice, SwapKey};
 use crate::stats::{StatGroup, StatVisitor};
 use crate::walker::Walker;
+
+crate::stat_group! {
+    /// Counters of an OS with a swap device (reported only then).
+    pub struct PressureStats {
+        minor_faults: "faults", "faults on pages never mapped or whose swap copy was dropped (first touches)",
+        major_faults: "faults", "faults that read the page back from the swap device",
+        evictions: "pages", "pages evicted to make room",
+        shootdowns: "shootdowns", "TLB shootdowns (one per evicted page)",
+        shootdown_cycles: "cycles", "cycles charged for TLB shootdowns (os.shootdown_cycles each)",
+        tlb_entries_shot_down: "entries", "TLB entries removed by shootdowns",
+        lines_invalidated: "lines", "cache lines of evicted pages dropped from the data caches",
+        dirty_lines_written_back: "lines", "dirty cache lines of evicted pages written back with them",
+    }
+}
 
 crate::stat_group! {
     pub struct OsStats {
@@ -42,10 +58,20 @@ const PAGE_NAMES: [&str; PageSize::COUNT] = ["pages_4k", "pages_64k", "pages_2m"
 const PAGE_DESCS: [&str; PageSize::COUNT] =
     ["4 KiB pages mapped", "64 KiB pages mapped", "2 MiB pages mapped", "1 GiB pages mapped"];
 
+/// What an OS with a swap device adds.
+#[derive(Clone, Debug)]
+struct Pressure {
+    eviction: AnyEviction,
+    swap: SwapDevice,
+    shootdown_cycles: u64,
+    stats: PressureStats,
+}
+
 /// The OS of one machine.
 #[derive(Clone, Debug)]
 pub struct Os {
     policy: AnyPageSizePolicy,
+    pressure: Option<Pressure>,
     /// Sizes the page-table format maps (the per-size stats reported).
     sizes: Vec<PageSize>,
     stats: OsStats,
@@ -54,13 +80,28 @@ pub struct Os {
 }
 
 impl Os {
-    pub fn build(spec: &Spec, format: &AnyFormat, _capacity_frames: u64, _seed: u64) -> Result<Os> {
+    pub fn build(spec: &Spec, format: &AnyFormat, capacity_frames: u64, seed: u64) -> Result<Os> {
         let sizes = format.sizes().to_vec();
         let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &PolicyCtx { sizes: sizes.clone() }, "physmem.page_size")?;
-        Ok(Os { policy, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT] })
+        let pressure = match (&spec.os.swap, &spec.os.eviction) {
+            (Some(swap), Some(eviction)) => Some(Pressure {
+                eviction: AnyEviction::build(
+                    eviction,
+                    &EvictionCtx { capacity_frames, seed: crate::rng::sub_seed(seed, "os.eviction") },
+                    "os.eviction",
+                )?,
+                swap: SwapDevice::new(swap, spec.timing.frequency_ghz)?,
+                shootdown_cycles: spec.os.shootdown_cycles,
+                stats: PressureStats::default(),
+            }),
+            _ => None,
+        };
+        Ok(Os { policy, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT] })
     }
 
-    /// A walk for `va` found no mapping: map the page.
+    /// A walk for `va` found no mapping: map the page (reading it back from
+    /// swap if it was evicted). Returns the cycles the OS charged: swap
+    /// transfers and shootdowns.
     #[cold]
     #[allow(clippy::too_many_arguments)]
     pub fn fault(
@@ -69,12 +110,34 @@ impl Os {
         asid: Asid,
         pt: &mut PageTable,
         mem: &mut PhysMem,
-        _caches: &mut CacheHierarchy,
-        _walker: &mut Walker,
-        _tlbs: &mut impl Shootdown,
-    ) -> Result<()> {
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<u64> {
         self.stats.faults += 1;
-        let candidates = self.policy.candidates();
+        let mut cycles = 0;
+        if self.pressure.is_some() {
+            // A page evicted earlier comes back at the size it had.
+            for &size in self.sizes.iter().rev() {
+                let vpn = (va & !(size.bytes() - 1)) >> BASE_SHIFT;
+                let key = SwapKey::new(asid, vpn);
+                let p = self.pressure.as_mut().expect("checked above");
+                if p.swap.copy_frames(key) != Some(1 << size.order()) {
+                    continue;
+                }
+                p.stats.major_faults += 1;
+                let req = PageRequest { asid, vpn, size };
+                let pfn = self.alloc_evicting(req, pt, mem, caches, walker, tlbs, &mut cycles)?;
+                let p = self.pressure.as_mut().expect("checked above");
+                cycles += p.swap.read(key).unwrap_or(0);
+                pt.map(mem, asid, va, size, pfn)?;
+                p.eviction.on_map(pfn.0);
+                self.pages[size.index()] += 1;
+                return Ok(cycles);
+            }
+            self.pressure.as_mut().expect("checked above").stats.minor_faults += 1;
+        }
+        let candidates = self.policy.candidates().to_vec();
         for (k, &size) in candidates.iter().enumerate() {
             let last = k + 1 == candidates.len();
             if !last && !pt.region_unmapped(mem, asid, va, size) {
@@ -82,25 +145,108 @@ impl Os {
                 continue;
             }
             let req = PageRequest { asid, vpn: (va & !(size.bytes() - 1)) >> BASE_SHIFT, size };
-            let Some(pfn) = mem.alloc_page(req, last)? else {
-                self.stats.large_fallbacks += 1;
-                continue;
+            let pfn = if last && self.pressure.is_some() {
+                self.alloc_evicting(req, pt, mem, caches, walker, tlbs, &mut cycles)?
+            } else {
+                let Some(pfn) = mem.alloc_page(req, last)? else {
+                    self.stats.large_fallbacks += 1;
+                    continue;
+                };
+                pfn
             };
             pt.map(mem, asid, va, size, pfn)?;
+            if let Some(p) = &mut self.pressure {
+                p.eviction.on_map(pfn.0);
+            }
             self.pages[size.index()] += 1;
-            return Ok(());
+            return Ok(cycles);
         }
         unreachable!("the last page-size candidate always maps or errors")
     }
 
+    /// Frames for `req`, evicting pages until there are enough free frames
+    /// for it and for the page-table nodes its mapping may need.
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_evicting(
+        &mut self,
+        req: PageRequest,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+        cycles: &mut u64,
+    ) -> Result<Pfn> {
+        let nodes = pt.levels() as u64;
+        loop {
+            if mem.free_frames() >= nodes + (1 << req.size.order()) {
+                if let Some(pfn) = mem.alloc_page(req, false)? {
+                    return Ok(pfn);
+                }
+            }
+            let p = self.pressure.as_mut().expect("called with a swap device");
+            let victim = {
+                let mut bits = PteAccessedBits { pt, mem };
+                p.eviction.victim(&mut bits)
+            };
+            let Some(victim) = victim else {
+                // Nothing left to evict: the request cannot be met.
+                return mem.alloc_page(req, true).map(|p| p.expect("required allocation"));
+            };
+            *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
+        }
+    }
+
+    /// Evict the page whose first frame is `pfn`: unmap it, shoot down its
+    /// translations, drop its cache lines (writing dirty ones back with the
+    /// page), write it to swap if it is dirty or has no copy there, and free
+    /// its frames. Returns the cycles charged.
+    fn evict(
+        &mut self,
+        pfn: Pfn,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<u64> {
+        let p = self.pressure.as_mut().expect("called with a swap device");
+        let Some(req) = mem.owner(pfn) else {
+            return Err(crate::error::Error::config("os.eviction", format!("the policy chose frame {:#x}, which holds no page", pfn.0)));
+        };
+        let va = req.vpn << BASE_SHIFT;
+        let leaf = pt.unmap(mem, req.asid, va);
+        let mut dirty = leaf.is_some_and(|l| pt.format().is_dirty(l.raw));
+        if leaf.is_some_and(|l| l.large.is_some()) {
+            // The freed node may be cached as a walk's next step.
+            walker.flush_pscs();
+        }
+        p.stats.shootdowns += 1;
+        p.stats.shootdown_cycles += p.shootdown_cycles;
+        p.stats.tlb_entries_shot_down += tlbs.shoot_down(va, req.size, req.asid);
+        let (lines, dirty_lines) = caches.invalidate_range(pfn.addr(), req.size.bytes());
+        p.stats.lines_invalidated += lines;
+        p.stats.dirty_lines_written_back += dirty_lines;
+        dirty |= dirty_lines > 0;
+        let io = p.swap.page_out(SwapKey::new(req.asid, req.vpn), 1 << req.size.order(), dirty)?;
+        p.eviction.on_unmap(pfn.0);
+        mem.free_page(pfn);
+        p.stats.evictions += 1;
+        Ok(io + p.shootdown_cycles)
+    }
+
     /// A translation of the page whose first frame is `pfn` was used.
     #[inline(always)]
-    pub fn touch(&mut self, _pfn: u64) {}
+    pub fn touch(&mut self, pfn: u64) {
+        if let Some(p) = &mut self.pressure {
+            p.eviction.on_touch(pfn);
+        }
+    }
 
     /// Whether [`Self::touch`] must be called on every translation.
     #[inline]
     pub fn wants_touches(&self) -> bool {
-        false
+        self.pressure.as_ref().is_some_and(|p| p.eviction.wants_touches())
     }
 
     /// A store made the page at `va` dirty.
@@ -112,13 +258,49 @@ impl Os {
         self.pages[size.index()]
     }
 
-    /// Stats under `os.*`.
+    /// Stats under `os.*` (and `swap.*` with a swap device).
     pub fn visit(&self, v: &mut dyn StatVisitor) {
-        let mut p = crate::stats::Prefixed::new("os", v);
-        self.stats.visit(&mut p);
-        for size in &self.sizes {
-            let i = size.index();
-            p.counter(PAGE_NAMES[i], self.pages[i], "pages", PAGE_DESCS[i]);
+        {
+            let mut p = crate::stats::Prefixed::new("os", v);
+            self.stats.visit(&mut p);
+            for size in &self.sizes {
+                let i = size.index();
+                p.counter(PAGE_NAMES[i], self.pages[i], "pages", PAGE_DESCS[i]);
+            }
         }
+        if let Some(pr) = &self.pressure {
+            {
+                let mut p = crate::stats::Prefixed::new("os", v);
+                pr.stats.visit(&mut p);
+            }
+            {
+                let prefix = format!("os.eviction.{}", pr.eviction.name());
+                let mut p = crate::stats::Prefixed::new(&prefix, v);
+                pr.eviction.visit_stats(&mut p);
+            }
+            let mut p = crate::stats::Prefixed::new("swap", v);
+            pr.swap.visit_stats(&mut p);
+        }
+    }
+}
+
+/// The OS reading and clearing a page's accessed bit in its leaf entry.
+/// Like Linux on x86 it does not flush the TLB: a cached translation keeps
+/// the bit from being set again until the page is walked.
+struct PteAccessedBits<'a> {
+    pt: &'a PageTable,
+    mem: &'a mut PhysMem,
+}
+
+impl AccessedBits for PteAccessedBits<'_> {
+    fn test_and_clear(&mut self, page: u64) -> bool {
+        let Some(req) = self.mem.owner(Pfn(page)) else { return false };
+        let Some(leaf) = self.pt.leaf(self.mem, req.asid, req.vpn << BASE_SHIFT) else { return false };
+        let format = self.pt.format();
+        if !format.is_accessed(leaf.raw) {
+            return false;
+        }
+        self.mem.write_linked(leaf.slot, leaf.word, format.clear_accessed(leaf.raw));
+        true
     }
 }

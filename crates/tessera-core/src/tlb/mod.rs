@@ -515,6 +515,21 @@ impl Mmu {
         }
     }
 
+    /// The first frame of the 4 KiB page containing `va` as cached in any
+    /// structure (no side effects; for tests of shootdowns).
+    pub fn peek(&self, va: u64, asid: Asid) -> Option<u64> {
+        for tlb in &self.tlbs {
+            for &size in &tlb.sizes[..tlb.n_sizes] {
+                let vpn = va >> size.shift();
+                if let Some(slot) = tlb.table.probe(tlb.set_of(vpn), tag(vpn, size, asid)) {
+                    let base = tlb.table.data(slot) >> 1;
+                    return Some(base + ((va >> 12) & ((1 << size.order()) - 1)));
+                }
+            }
+        }
+        None
+    }
+
     /// Shootdown of one page's translation in every structure; returns entries removed.
     pub fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
         self.drop_memos();
