@@ -25,7 +25,7 @@ use crate::physmem::PhysMem;
 use crate::registry::AnyPageSizePolicy;
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
-use crate::tlb::{Lookup, MemoKey, Mmu};
+use crate::tlb::{Lookup, MemoKey, Mmu, Neighbours};
 use crate::walker::{WalkResult, Walker};
 
 crate::stat_group! {
@@ -90,6 +90,8 @@ pub struct Machine {
     os: OsStats,
     /// The counters at the end of the warm-up, if there was one.
     baseline: Option<Baseline>,
+    /// The 4 KiB leaf translations around a walked page, for TLBs that fill from them.
+    neighbours: Box<Neighbours>,
 }
 
 /// What the counters were when measurement began: the core's own counters
@@ -131,6 +133,7 @@ impl Machine {
             core: CoreStats::default(),
             os: OsStats::default(),
             baseline: None,
+            neighbours: Box::new(Neighbours::EMPTY),
         })
     }
 
@@ -333,7 +336,7 @@ impl Machine {
             }
             match res {
                 WalkResult::Translated { pfn_base, size, dirty } => {
-                    self.mmu.fill_walk(va, asid, instr, size, pfn_base, dirty);
+                    self.mmu.fill_walk(va, asid, instr, size, pfn_base, dirty, &self.neighbours);
                     return Ok(Translation { pfn_base, size });
                 }
                 WalkResult::Fault { .. } => self.fault(va, asid)?,

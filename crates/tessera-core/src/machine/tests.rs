@@ -217,6 +217,33 @@ fn bulk_counted_repeat_runs_match_the_per_access_path() {
     }
 }
 
+/// A coalescing TLB at level 1 turns the memo (and so bulk runs) off; at
+/// level 2 it leaves them on. Either way bulk counting changes no counter.
+#[test]
+fn bulk_runs_with_coalescing_tlbs_match_the_per_access_path() {
+    let configs: [&[&str]; 3] = [
+        &["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\""],
+        &["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 16, require_contiguity = false }"],
+        &["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\"", "mmu.tlb.l2_tlb.organisation=\"coalescing\"", FETCH_TLB],
+    ];
+    for (k, overrides) in configs.iter().enumerate() {
+        let sp = spec("tlb_only", overrides);
+        let batches = clustered_batches(10 + k as u64, 20_000);
+        let mut bulk = Machine::build(&sp, 3).unwrap();
+        let mut each = Machine::build(&sp, 3).unwrap().without_bulk_runs();
+        for b in &batches {
+            bulk.feed(b).unwrap();
+            each.feed(b).unwrap();
+            if k != 1 {
+                assert_eq!(bulk.mmu.memo(false), None, "config {overrides:?}");
+            }
+        }
+        let (a, b) = (bulk.stats(), each.stats());
+        assert!(a.get("mmu.l1_dtlb_4k.hits") > 10_000, "config {overrides:?}");
+        assert_eq!(a.counters, b.counters, "config {overrides:?}");
+    }
+}
+
 /// Random accesses of two address spaces over pages of a few dozen 2 MiB
 /// regions (most touched pages new or out of the TLBs), of every kind.
 fn scattered_batches(seed: u64, records: usize) -> Vec<AccessBatch> {
