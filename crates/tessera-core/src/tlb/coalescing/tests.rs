@@ -375,21 +375,37 @@ enum Op {
     Lookup { page: u64, asid: Asid },
     /// A walk of `page` (of 2 MiB if `large`), with neighbours: run length
     /// `len_pick` (0: none, 1: what the structure wants, 2: 64), present where
-    /// `present` has a bit, contiguous with the walked page where `contig` has one.
-    Fill { page: u64, asid: Asid, large: bool, base: u64, dirty: bool, len_pick: u8, present: u64, contig: u64, nb_dirty: u64, noise: u64 },
+    /// `present` has a bit. `stable`: frames from a fixed page table ([`frame_of`]),
+    /// so walks of one group agree; else the walked page at `base + k` (its
+    /// run index), contiguous neighbours where `contig` has a bit, the others anywhere.
+    Fill { page: u64, asid: Asid, large: bool, stable: bool, base: u64, dirty: bool, len_pick: u8, present: u64, contig: u64, nb_dirty: u64, noise: u64 },
     Invalidate { page: u64, asid: Asid },
     MarkDirty { page: u64, asid: Asid },
     Flush { asid: Asid },
 }
 
+/// A fixed page table per address space: runs of 16 contiguous frames, with
+/// one page in six mapped elsewhere.
+fn frame_of(asid: Asid, vpn: u64) -> u64 {
+    let h = |x: u64| x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+    if h(vpn * 7 + asid as u64 + 1) % 6 == 0 {
+        5000 + h(vpn + 99) % 1000
+    } else {
+        h(vpn / 16 * 3 + asid as u64) % 4096 * 16 + vpn % 16
+    }
+}
+
 fn op() -> impl Strategy<Value = Op> {
-    let page = 0u64..1536;
+    let page = 0u64..1024;
     let asid = 0u16..3;
     prop_oneof![
         12 => (page.clone(), asid.clone()).prop_map(|(page, asid)| Op::Lookup { page, asid }),
-        8 => (page.clone(), asid.clone(), prop::bool::weighted(0.1), 0u64..4096, any::<bool>(), 0u8..3, any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>())
-            .prop_map(|(page, asid, large, base, dirty, len_pick, present, contig, nb_dirty, noise)| Op::Fill {
-                page, asid, large, base, dirty, len_pick, present, contig, nb_dirty, noise
+        8 => (
+            (page.clone(), asid.clone(), prop::bool::weighted(0.1), prop::bool::weighted(0.75), 0u64..4096, any::<bool>()),
+            (0u8..3, any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+        )
+            .prop_map(|((page, asid, large, stable, base, dirty), (len_pick, present, contig, nb_dirty, noise))| Op::Fill {
+                page, asid, large, stable, base, dirty, len_pick, present, contig, nb_dirty, noise
             }),
         2 => (page.clone(), asid.clone()).prop_map(|(page, asid)| Op::Invalidate { page, asid }),
         2 => (page, asid.clone()).prop_map(|(page, asid)| Op::MarkDirty { page, asid }),
@@ -430,7 +446,7 @@ proptest! {
                     let va = page << 12 | ((page * 8) & 0xfff);
                     prop_assert_eq!(fast.lookup(va, asid), slow.lookup(va, asid), "lookup {:#x} asid {}", va, asid);
                 }
-                Op::Fill { page, asid, large, base, dirty, len_pick, present, contig, nb_dirty, noise } => {
+                Op::Fill { page, asid, large, stable, base, dirty, len_pick, present, contig, nb_dirty, noise } => {
                     let size = if large && with_2m { M2 } else { K4 };
                     let len = [0, wanted, 64][len_pick as usize];
                     let va = page << 12;
@@ -439,7 +455,9 @@ proptest! {
                         let first = page & !(len.max(1) as u64 - 1);
                         let walked = page - first;
                         let nb = run(page, len, nb_dirty, |k| {
-                            if k == walked {
+                            if stable {
+                                (k == walked || present >> k & 1 == 1).then(|| frame_of(asid, first + k))
+                            } else if k == walked {
                                 Some(base + k)
                             } else if present >> k & 1 == 0 {
                                 None
@@ -449,7 +467,7 @@ proptest! {
                                 Some(noise.wrapping_mul(k * 2 + 1) >> 52)
                             }
                         });
-                        (nb, base + walked)
+                        (nb, if stable { frame_of(asid, page) } else { base + walked })
                     } else {
                         (Neighbours::EMPTY, base << 9)
                     };
