@@ -23,6 +23,7 @@ use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::registry::AnyFormat;
 use crate::stats::{Prefixed, StatVisitor};
+use crate::tlb::Neighbours;
 use crate::walker::{WalkResult, Walker};
 
 /// A translation found by a walk: the first frame and size of the page, its
@@ -137,6 +138,35 @@ impl MemorySystem {
             }
         }
         self.os.on_dirty(va, asid);
+    }
+
+    /// The 4 KiB leaves of the aligned run of `n` pages around `va`, read
+    /// from the leaf node in host slot `node` that a walk just used. Read on
+    /// the host, at no cost: what a coalescing TLB takes from the walked
+    /// line (or, as an upper bound, from the whole group). A run is cut to
+    /// the leaf node's entries.
+    pub fn neighbours(&self, va: u64, node: u32, n: u32, out: &mut Neighbours) {
+        use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
+        let format = self.pt.format();
+        let per_node = 1u64 << (format.level_shift(2) - crate::addr::BASE_SHIFT);
+        let n = (n as u64).min(per_node).min(crate::tlb::MAX_GROUP as u64);
+        let first = (va >> 12) & !(n - 1);
+        out.first_vpn = first;
+        out.len = n as u32;
+        out.dirty = 0;
+        let w0 = format.word(first << 12, 1);
+        let words = format.entry_words() as u64;
+        for i in 0..n {
+            let w = w0 + i * words;
+            let raw = self.mem.read_entry(node, w);
+            out.pfn[i as usize] = match format.decode(raw, 1, (first + i) << 12, &|k| self.mem.read_entry(node, w + k as u64)) {
+                Step::Leaf { pfn_base, .. } => {
+                    out.dirty |= (format.is_dirty(raw) as u64) << i;
+                    pfn_base
+                }
+                _ => crate::tlb::NOT_PRESENT,
+            };
+        }
     }
 
     /// Host-side prefetch of the leaf entry a walk for `va` would read.

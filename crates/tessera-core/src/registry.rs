@@ -248,6 +248,28 @@ family! {
         mut fn on_touch(page: u64);
         mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
         ref fn resident() -> u64;
+    }
+}
+
+family! {
+    /// Organisation of one TLB structure: what an entry covers and how it is filled (`mmu.tlb.<name>.organisation`).
+    family crate::tlb::TlbOrganisation => AnyTlbOrganisation, ctx crate::tlb::TlbCtx, key "organisation" {
+        "set_assoc" => SetAssoc(crate::tlb::set_assoc::SetAssoc),
+        "coalescing" => Coalescing(crate::tlb::coalescing::Coalescing),
+    }
+    methods {
+        mut fn lookup(va: u64, asid: crate::addr::Asid) -> crate::tlb::Probe;
+        mut fn fill(f: &crate::tlb::Fill, nb: &crate::tlb::Neighbours, absent: bool) -> bool;
+        mut fn insert_entry(e: crate::tlb::Entry, absent: bool) -> Option<crate::tlb::Entry>;
+        mut fn remove_entry(tag: u64) -> bool;
+        ref fn moves_entries() -> bool;
+        ref fn memo_safe() -> bool;
+        ref fn neighbours_wanted() -> u32;
+        ref fn entry_neighbours(va: u64, asid: crate::addr::Asid, out: &mut crate::tlb::Neighbours);
+        mut fn mark_dirty(va: u64, asid: crate::addr::Asid);
+        mut fn invalidate_page(va: u64, asid: crate::addr::Asid) -> u64;
+        mut fn flush_asid(asid: crate::addr::Asid) -> u64;
+        ref fn occupancy() -> usize;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
@@ -261,6 +283,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
         (AnyFormat::KEY, AnyFormat::SUMMARIES),
         (AnyEviction::KEY, AnyEviction::SUMMARIES),
+        (AnyTlbOrganisation::KEY, AnyTlbOrganisation::SUMMARIES),
     ]
 }
 

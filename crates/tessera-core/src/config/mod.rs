@@ -19,7 +19,7 @@ pub use spec::Spec;
 
 use crate::addr::PageSize;
 use crate::error::{Error, Result};
-use crate::registry::{AnyAllocator, AnyFormat, AnyPageSizePolicy, AnyPrefetcher, AnyReplacement, MechanismSpec};
+use crate::registry::{AnyAllocator, AnyFormat, AnyPageSizePolicy, AnyPrefetcher, AnyReplacement, AnyTlbOrganisation, MechanismSpec};
 use spec::{Side, Ways};
 
 /// A machine description shipped with Tessera.
@@ -340,6 +340,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     if spec.mmu.tlb.is_empty() {
         return Err(Error::config("mmu.tlb", "a machine needs at least one TLB structure"));
     }
+    let fill = spec.mmu.fill;
     for (name, t) in spec.mmu.tlb.iter_mut() {
         let path = format!("mmu.tlb.{name}");
         if t.level == 0 {
@@ -356,6 +357,9 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         }
         geometry(&path, t.entries, t.ways)?;
         resolve_mech(&mut t.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+        resolve_mech(&mut t.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
+        // What only a built organisation can check (page sizes it needs, fill policies it can serve).
+        crate::tlb::build_organisation(name, t, fill, 0)?;
     }
     for side in [Side::Data, Side::Instr] {
         let mut levels: Vec<u32> = spec

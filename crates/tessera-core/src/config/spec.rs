@@ -198,6 +198,13 @@ pub struct TlbSpec {
     pub latency: u32,
     #[serde(default = "default_lru")]
     pub replacement: MechanismSpec,
+    /// What one entry covers and how it is filled (`set_assoc`, `coalescing`).
+    #[serde(default = "default_set_assoc")]
+    pub organisation: MechanismSpec,
+}
+
+fn default_set_assoc() -> MechanismSpec {
+    MechanismSpec { kind: "set_assoc".into(), params: toml::Table::new() }
 }
 
 /// One paging-structure cache (`[mmu.psc.<pml5e|pml4e|pdpte|pde>]`).

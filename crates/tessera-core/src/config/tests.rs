@@ -205,3 +205,54 @@ fn a_new_structure_is_added_whole_and_existing_ones_take_sub_keys() {
     let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &["mmu.psc.pde.entries=64".to_string()]).unwrap();
     assert_eq!(spec.mmu.psc["pde"].entries, 64);
 }
+
+#[test]
+fn tlb_organisation_defaults_to_set_assoc_and_resolves_its_parameters() {
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &[]).unwrap();
+    assert!(spec.mmu.tlb.values().all(|t| t.organisation.kind == "set_assoc"));
+    let o = vec!["mmu.tlb.l2_tlb.organisation=\"coalescing\"".to_string()];
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &o).unwrap();
+    let org = &spec.mmu.tlb["l2_tlb"].organisation;
+    assert_eq!(org.kind, "coalescing");
+    assert_eq!(org.params["group"].as_integer(), Some(8));
+    assert_eq!(org.params["require_contiguity"].as_bool(), Some(true));
+    assert_eq!(org.params["fill_from"].as_str(), Some("line"));
+    let again = load(&ConfigSource::Text(spec.to_toml()), &[]).unwrap();
+    assert_eq!(spec, again);
+    let o = vec!["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 32, fill_from = \"group\" }".to_string()];
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &o).unwrap();
+    assert_eq!(spec.mmu.tlb["l2_tlb"].organisation.params["group"].as_integer(), Some(32));
+}
+
+#[test]
+fn coalescing_group_must_be_a_power_of_two_from_2_to_64() {
+    for g in ["0", "1", "3", "24", "128"] {
+        let e = preset_err(&[&format!("mmu.tlb.l2_tlb.organisation={{ kind = \"coalescing\", group = {g} }}")]);
+        assert!(e.contains("mmu.tlb.l2_tlb.organisation.group") && e.contains("power of two from 2 to 64"), "{g}: {e}");
+    }
+}
+
+#[test]
+fn coalescing_parameters_are_checked_strictly() {
+    let e = preset_err(&["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", fill_from = \"page\" }"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation.fill_from") && e.contains("line") && e.contains("group"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", groups = 8 }"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation") && e.contains("groups"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.organisation=\"coalesced\""]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation.kind") && e.contains("set_assoc") && e.contains("coalescing"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.organisation={ kind = \"set_assoc\", group = 8 }"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation") && e.contains("group"), "{e}");
+}
+
+#[test]
+fn a_coalescing_structure_must_hold_4k_pages() {
+    let e = preset_err(&["mmu.tlb.l1_dtlb_2m.organisation=\"coalescing\""]);
+    assert!(e.contains("mmu.tlb.l1_dtlb_2m.organisation") && e.contains("4 KiB") && e.contains("page_sizes"), "{e}");
+}
+
+#[test]
+fn victim_fill_needs_single_page_entries() {
+    let e = preset_err(&["mmu.fill=\"victim\"", "mmu.tlb.l2_tlb.organisation=\"coalescing\""]);
+    assert!(e.contains("`mmu.fill`") && e.contains("mmu.tlb.l2_tlb.organisation") && e.contains("all_levels"), "{e}");
+    assert!(load(&ConfigSource::Preset("sandy_bridge".into()), &["mmu.fill=\"victim\"".to_string()]).is_ok());
+}

@@ -24,7 +24,7 @@ use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
-use crate::tlb::{Lookup, MemoKey, Mmu};
+use crate::tlb::{Lookup, MemoKey, Mmu, Neighbours};
 
 /// Per-kind counters of a repeat run, packed in one word: `RUN_BITS` bits
 /// per `AccessKind` value, so a run is at most `RUN_MASK` records.
@@ -73,6 +73,8 @@ pub struct CpuMachine {
     core: CoreStats,
     /// The counters at the end of the warm-up, if there was one.
     baseline: Option<Baseline>,
+    /// The 4 KiB leaf translations around a walked page, for TLBs that fill from them.
+    neighbours: Box<Neighbours>,
 }
 
 /// What the counters were when measurement began: the core's own counters
@@ -105,6 +107,7 @@ impl CpuMachine {
             timing,
             core: CoreStats::default(),
             baseline: None,
+            neighbours: Box::new(Neighbours::EMPTY),
         })
     }
 
@@ -299,7 +302,13 @@ impl CpuMachine {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
-        self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty);
+        let wanted = self.mmu.neighbours_wanted();
+        if wanted == 0 || t.size != PageSize::Size4K {
+            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
+        } else {
+            self.sys.neighbours(va, t.node, wanted, &mut self.neighbours);
+            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
+        }
         Ok((t.pfn_base, t.size))
     }
 

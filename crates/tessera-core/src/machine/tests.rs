@@ -218,6 +218,33 @@ fn bulk_counted_repeat_runs_match_the_per_access_path() {
     }
 }
 
+/// A coalescing TLB at level 1 turns the memo (and so bulk runs) off; at
+/// level 2 it leaves them on. Either way bulk counting changes no counter.
+#[test]
+fn bulk_runs_with_coalescing_tlbs_match_the_per_access_path() {
+    let configs: [&[&str]; 3] = [
+        &["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\""],
+        &["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 16, require_contiguity = false }"],
+        &["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\"", "mmu.tlb.l2_tlb.organisation=\"coalescing\"", FETCH_TLB],
+    ];
+    for (k, overrides) in configs.iter().enumerate() {
+        let sp = spec("tlb_only", overrides);
+        let batches = clustered_batches(10 + k as u64, 20_000);
+        let mut bulk = Machine::build(&sp, 3).unwrap();
+        let mut each = Machine::build(&sp, 3).unwrap().without_bulk_runs();
+        for b in &batches {
+            bulk.feed(b).unwrap();
+            each.feed(b).unwrap();
+            if k != 1 {
+                assert_eq!(bulk.mmu().memo(false), None, "config {overrides:?}");
+            }
+        }
+        let (a, b) = (bulk.stats(), each.stats());
+        assert!(a.get("mmu.l1_dtlb_4k.hits") > 10_000, "config {overrides:?}");
+        assert_eq!(a.counters, b.counters, "config {overrides:?}");
+    }
+}
+
 /// Random accesses of two address spaces over pages of a few dozen 2 MiB
 /// regions (most touched pages new or out of the TLBs), of every kind.
 fn scattered_batches(seed: u64, records: usize) -> Vec<AccessBatch> {
@@ -383,4 +410,29 @@ fn a_swap_device_smaller_than_the_overflow_is_a_clear_error() {
     let e = crate::run::simulate(&sp, 1, &mut src, &mut |_, _| true).unwrap_err();
     assert!(matches!(&e, Error::OutOfMemory { what, .. } if what == "swap device"), "{e}");
     assert!(e.to_string().contains("os.swap.capacity"), "{e}");
+}
+
+/// A coalescing L2 filled from the walked line's neighbours covers a
+/// sequential stream with fewer walks than a plain one, and counts its
+/// coalesced hits. First touches walk every page (each faults), merging
+/// into the group's entry; the second pass over 3125 pages then hits in
+/// groups of 8 that a 1536-entry L2 holds, where the plain L2 misses.
+#[test]
+fn a_coalescing_l2_fills_from_the_walked_line() {
+    let plain = spec("tlb_only", &[]);
+    let co = spec("tlb_only", &["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 8 }"]);
+    let mut warm = |sp: &Spec| {
+        // Touch every page once, then stream over them again.
+        let mut m = Machine::build(sp, 5).unwrap();
+        for round in 0..2 {
+            let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Sequential, 200_000, 64 << 20, round)).unwrap();
+            crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        }
+        m.stats()
+    };
+    let (a, b) = (warm(&plain), warm(&co));
+    assert!(b.get("mmu.l2_tlb.coalesced_hits") > 0);
+    let (pages, walks_a, walks_b) = (a.get("os.pages_4k"), a.get("walker.walks"), b.get("walker.walks"));
+    assert_eq!(walks_a, 2 * pages, "the plain L2 misses on both passes");
+    assert!(walks_b < pages + pages / 50, "coalescing: {walks_b} walks for {pages} pages");
 }

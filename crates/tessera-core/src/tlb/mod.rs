@@ -14,18 +14,35 @@
 //! - `victim` (mostly exclusive): a walk fills level 1; evictions cascade to the
 //!   next level that holds their size; a hit at level n > 1 moves the entry up.
 //!
+//! ## Organisations (`mmu.tlb.<name>.organisation`)
+//! What one entry of a structure covers is its organisation, a family of the
+//! registry ([`organisation::TlbOrganisation`]): `set_assoc` (one page per
+//! entry, the default) or `coalescing` (an aligned group of 4 KiB pages per
+//! entry). A structure's lookup may also end in a sub-page miss (its group's
+//! entry is present, the page is not), which the hierarchy treats as a miss.
+//!
+//! ## Fast paths
+//! A level-1 hit of a side is memoised ([`Mmu::memo`]) and its repeats only
+//! counted, when every level-1 structure of the side is memo-safe
+//! ([`organisation::TlbOrganisation::memo_safe`]); otherwise every lookup
+//! takes the full path.
+//!
 //! ## Entries
 //! A tag packs (virtual page number, page-size index, ASID) into one u64, so
-//! address spaces never alias and one compare suffices. The payload is the
-//! first frame of the page and a dirty bit.
+//! address spaces never alias and one compare suffices. The payload of a
+//! `set_assoc` entry is the first frame of the page and a dirty bit.
+
+pub mod coalescing;
+pub mod organisation;
+pub mod set_assoc;
+
+pub use organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 
 use crate::addr::{Asid, PageSize};
 use crate::config::spec::{FillPolicy, MmuSpec, Side, TlbSpec};
-use crate::error::Result;
-use crate::registry::AnyReplacement;
-use crate::replacement::Geometry;
-use crate::stats::{visit_prefixed, StatVisitor};
-use crate::table::SetAssoc;
+use crate::error::{Error, Result};
+use crate::registry::AnyTlbOrganisation;
+use crate::stats::{visit_prefixed, Prefixed, StatVisitor};
 
 crate::stat_group! {
     pub struct TlbStats {
@@ -47,27 +64,103 @@ pub fn tag(vpn: u64, size: PageSize, asid: Asid) -> u64 {
 }
 
 #[inline]
-fn tag_size(tag: u64) -> PageSize {
+pub(crate) fn tag_size(tag: u64) -> PageSize {
     PageSize::ALL[((tag >> SIZE_SHIFT) & 3) as usize]
 }
 
 #[inline]
-fn tag_asid(tag: u64) -> Asid {
+pub(crate) fn tag_asid(tag: u64) -> Asid {
     (tag >> ASID_SHIFT) as Asid
 }
 
 #[inline]
-fn tag_vpn(tag: u64) -> u64 {
+pub(crate) fn tag_vpn(tag: u64) -> u64 {
     tag & ((1 << SIZE_SHIFT) - 1)
 }
 
 /// Payload word: first frame of the page, and a dirty bit.
 #[inline]
-fn payload(pfn_base: u64, dirty: bool) -> u64 {
+pub(crate) fn payload(pfn_base: u64, dirty: bool) -> u64 {
     pfn_base << 1 | dirty as u64
 }
 
-/// One TLB structure.
+/// Most sub-pages an organisation's group may span.
+pub const MAX_GROUP: usize = 64;
+/// Frame of a sub-page whose leaf is not present.
+pub const NOT_PRESENT: u64 = u64::MAX;
+
+/// The 4 KiB leaf translations around a walked page, for organisations that fill from them.
+#[derive(Clone, Debug)]
+pub struct Neighbours {
+    /// First 4 KiB VPN of the aligned run given; `len` sub-pages (0: none given).
+    pub first_vpn: u64,
+    pub len: u32,
+    /// Frame of each sub-page, or NOT_PRESENT.
+    pub pfn: [u64; MAX_GROUP],
+    /// Bit i: sub-page i's leaf is dirty.
+    pub dirty: u64,
+}
+
+impl Neighbours {
+    /// No neighbours given.
+    pub const EMPTY: Neighbours = Neighbours { first_vpn: 0, len: 0, pfn: [NOT_PRESENT; MAX_GROUP], dirty: 0 };
+
+    /// Frame and dirty bit of 4 KiB page `vpn`, if it is in the run and present.
+    #[inline]
+    pub fn get(&self, vpn: u64) -> Option<(u64, bool)> {
+        let i = vpn.wrapping_sub(self.first_vpn);
+        if i >= self.len as u64 {
+            return None;
+        }
+        let p = self.pfn[i as usize];
+        (p != NOT_PRESENT).then_some((p, self.dirty >> i & 1 == 1))
+    }
+}
+
+impl Default for Neighbours {
+    fn default() -> Self {
+        Neighbours::EMPTY
+    }
+}
+
+impl TlbCtx {
+    /// The build context of structure `name` (`mmu.tlb.<name>`), from a resolved spec.
+    pub fn new(name: &str, spec: &TlbSpec, seed: u64) -> TlbCtx {
+        let ways = spec.ways.resolve(spec.entries);
+        let path = format!("mmu.tlb.{name}");
+        TlbCtx {
+            entries: spec.entries,
+            ways,
+            sets: spec.entries / ways,
+            page_sizes: spec.page_sizes.clone(),
+            replacement: spec.replacement.clone(),
+            seed: crate::rng::sub_seed(seed, &path),
+            path,
+        }
+    }
+}
+
+/// Build the organisation of structure `name`, checking that it can serve
+/// under the fill policy `fill` (config resolution calls this for every
+/// structure, so a bad combination is a config error).
+pub fn build_organisation(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<AnyTlbOrganisation> {
+    let ctx = TlbCtx::new(name, spec, seed);
+    let org = AnyTlbOrganisation::build(&spec.organisation, &ctx, &format!("{}.organisation", ctx.path))?;
+    if fill == FillPolicy::Victim && !org.moves_entries() {
+        return Err(Error::config(
+            "mmu.fill",
+            format!(
+                "\"victim\" moves single-page entries between levels, but {}.organisation = \"{}\" holds entries that are not single pages; use mmu.fill = \"all_levels\" or organisation = \"set_assoc\"",
+                ctx.path,
+                org.name()
+            ),
+        ));
+    }
+    Ok(org)
+}
+
+/// One TLB structure: where it sits in the hierarchy, its organisation, and
+/// the five counters every structure has.
 #[derive(Clone, Debug)]
 pub struct Tlb {
     pub name: String,
@@ -75,22 +168,14 @@ pub struct Tlb {
     pub side: Side,
     sizes: [PageSize; PageSize::COUNT],
     n_sizes: usize,
-    table: SetAssoc,
-    set_mask: u64,
+    org: AnyTlbOrganisation,
     pub latency: u32,
     pub stats: TlbStats,
 }
 
 impl Tlb {
-    pub fn build(name: &str, spec: &TlbSpec, seed: u64) -> Result<Tlb> {
-        let ways = spec.ways.resolve(spec.entries);
-        let sets = spec.entries / ways;
-        let path = format!("mmu.tlb.{name}");
-        let repl = AnyReplacement::build(
-            &spec.replacement,
-            &Geometry { sets, ways, seed: crate::rng::sub_seed(seed, &path) },
-            &format!("{path}.replacement"),
-        )?;
+    pub fn build(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<Tlb> {
+        let org = build_organisation(name, spec, fill, seed)?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in spec.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -101,8 +186,7 @@ impl Tlb {
             side: spec.side,
             sizes,
             n_sizes: spec.page_sizes.len(),
-            table: SetAssoc::new(sets, ways, repl),
-            set_mask: (sets - 1) as u64,
+            org,
             latency: spec.latency,
             stats: TlbStats::default(),
         })
@@ -113,53 +197,67 @@ impl Tlb {
         self.sizes[..self.n_sizes].contains(&size)
     }
 
-    #[inline]
-    fn set_of(&self, vpn: u64) -> u32 {
-        (vpn & self.set_mask) as u32
+    /// The registry name of the structure's organisation.
+    pub fn organisation(&self) -> &'static str {
+        self.org.name()
     }
 
-    /// Probe for `va`; counts the lookup. Returns the slot and page size on a hit.
+    /// Probe for `va`; counts the lookup and its hit or miss (a sub-page miss is a miss).
     #[inline]
-    pub fn lookup(&mut self, va: u64, asid: Asid) -> Option<(usize, PageSize)> {
+    pub fn lookup(&mut self, va: u64, asid: Asid) -> Probe {
         self.stats.lookups += 1;
-        // An empty structure (e.g. the 2 MiB TLB when only 4 KiB pages are
-        // mapped) misses without a probe; a miss changes no replacement state.
-        if self.table.is_empty() {
+        let p = self.org.lookup(va, asid);
+        if let Probe::Hit { .. } = p {
+            self.stats.hits += 1;
+        } else {
             self.stats.misses += 1;
-            return None;
         }
-        for &size in &self.sizes[..self.n_sizes] {
-            let vpn = va >> size.shift();
-            if let Some(slot) = self.table.lookup(self.set_of(vpn), tag(vpn, size, asid)) {
-                self.stats.hits += 1;
-                return Some((slot, size));
-            }
-        }
-        self.stats.misses += 1;
-        None
+        p
     }
 
-    /// Install a translation; returns the evicted entry's (tag, payload).
-    /// `absent`: the caller knows the tag just missed here (skips a set scan).
+    /// Install a translation (see [`TlbOrganisation::fill`]); counts the fill and any eviction.
     #[inline(always)]
-    fn fill_tag(&mut self, t: u64, data: u64, absent: bool) -> Option<(u64, u64)> {
+    pub fn fill(&mut self, f: &Fill, nb: &Neighbours, absent: bool) {
         self.stats.fills += 1;
-        let set = self.set_of(tag_vpn(t));
-        let ev = if absent { self.table.insert_after_miss(set, t, data) } else { self.table.insert(set, t, data) };
+        if self.org.fill(f, nb, absent) {
+            self.stats.evictions += 1;
+        }
+    }
+
+    /// Install a single-page entry (victim policy); returns the evicted one.
+    #[inline(always)]
+    fn insert_entry(&mut self, e: Entry, absent: bool) -> Option<Entry> {
+        self.stats.fills += 1;
+        let ev = self.org.insert_entry(e, absent);
         if ev.is_some() {
             self.stats.evictions += 1;
         }
         ev
     }
 
-    fn remove_tag(&mut self, t: u64) -> bool {
-        let set = self.set_of(tag_vpn(t));
-        self.table.invalidate(set, t)
+    pub fn mark_dirty(&mut self, va: u64, asid: Asid) {
+        self.org.mark_dirty(va, asid);
+    }
+
+    /// Shootdown of `va`'s page; returns the entries or sub-pages removed.
+    pub fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
+        self.org.invalidate_page(va, asid)
+    }
+
+    pub fn flush_asid(&mut self, asid: Asid) -> u64 {
+        self.org.flush_asid(asid)
     }
 
     /// Number of valid entries (for tests and occupancy reports).
     pub fn occupancy(&self) -> usize {
-        self.table.occupancy()
+        self.org.occupancy()
+    }
+
+    /// The five counters, then the organisation's own, under `<name>.`.
+    fn visit_with(&self, stats: &TlbStats, v: &mut dyn StatVisitor) {
+        visit_prefixed(&self.name, stats, v);
+        let mut p = Prefixed::new(&self.name, v);
+        self.org.visit_stats(&mut p);
     }
 }
 
@@ -272,13 +370,23 @@ pub struct Mmu {
     /// installs into (the first of each level that holds the size), in level
     /// order. Precomputed so a fill does not search the levels.
     fill_plan: [[Vec<u16>; PageSize::COUNT]; 2],
+    /// `[data, instr]`: every level-1 structure of the side is memo-safe, so
+    /// its hits may be memoised.
+    memo_ok: [bool; 2],
+    /// `[data, instr]`: some structure of the side fills from neighbours, so
+    /// a lower-level hit hands the entry's other pages up.
+    promote_nb: [bool; 2],
+    /// Largest run of neighbours any structure wants on a 4 KiB fill.
+    nb_wanted: u32,
+    /// Neighbours of a lower-level hit being promoted.
+    scratch: Box<Neighbours>,
 }
 
 impl Mmu {
     pub fn build(spec: &MmuSpec, seed: u64) -> Result<Mmu> {
         let mut tlbs = Vec::new();
         for (name, t) in &spec.tlb {
-            tlbs.push(Tlb::build(name, t, seed)?);
+            tlbs.push(Tlb::build(name, t, spec.fill, seed)?);
         }
         let side_levels = |side: Side| {
             let max = tlbs.iter().filter(|t| t.side == side || t.side == Side::Unified).map(|t| t.level).max().unwrap_or(0);
@@ -314,7 +422,31 @@ impl Mmu {
             side.levels.iter().filter_map(|l| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size))).collect()
         };
         let fill_plan = [&data, &instr].map(|side| PageSize::ALL.map(|size| plan(side, size)));
-        Ok(Mmu { tlbs, data, instr, fill: spec.fill, memo: [Memo::default(); 2], shared_l1, fill_plan })
+        let on_side = |side: Side| tlbs.iter().filter(move |t| t.side == side || t.side == Side::Unified);
+        let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
+        let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
+        let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
+        Ok(Mmu {
+            tlbs,
+            data,
+            instr,
+            fill: spec.fill,
+            memo: [Memo::default(); 2],
+            shared_l1,
+            fill_plan,
+            memo_ok,
+            promote_nb,
+            nb_wanted,
+            scratch: Box::new(Neighbours::EMPTY),
+        })
+    }
+
+    /// The largest aligned run of 4 KiB leaf translations, in pages, that any
+    /// structure can use on a 4 KiB fill (0: none, e.g. every `set_assoc`
+    /// machine). The walker hands [`Self::fill_walk`] that run around the
+    /// walked leaf.
+    pub fn neighbours_wanted(&self) -> u32 {
+        self.nb_wanted
     }
 
     /// Whether instruction fetches are translated (the machine has instruction-side structures).
@@ -348,9 +480,11 @@ impl Mmu {
 
     /// The live memo of one side, if any: what a repeat must match, so a
     /// caller can count a run of repeats at once ([`Self::add_repeats`]).
+    /// Always None on a side with a level-1 structure that is not memo-safe.
     #[inline]
     pub fn memo(&self, instr: bool) -> Option<MemoKey> {
         let m = &self.memo[instr as usize];
+        debug_assert!(!m.valid || self.memo_ok[instr as usize], "memo on a side that does not allow it");
         m.valid.then_some(MemoKey { asid: m.asid, shift: m.shift, vpn: m.vpn, dirty: m.dirty, latency: m.latency })
     }
 
@@ -404,18 +538,17 @@ impl Mmu {
         for step in &side.probes {
             latency += step.latency;
             let t = step.tlb as usize;
-            if let Some((slot, size)) = self.tlbs[t].lookup(va, asid) {
-                found = Some((t, slot, size, step.level as usize));
+            if let Probe::Hit { pfn, size, dirty } = self.tlbs[t].lookup(va, asid) {
+                found = Some((t, pfn, size, dirty, step.level as usize));
             }
             if step.ends_level && found.is_some() {
                 break;
             }
         }
-        let Some((t, slot, size, li)) = found else { return Lookup::Miss { latency } };
-        let data = self.tlbs[t].table.data(slot);
+        let Some((t, pfn_base, size, dirty, li)) = found else { return Lookup::Miss { latency } };
         if li > 0 {
-            self.promote(instr, li, t, va, asid, size, data);
-        } else {
+            self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
+        } else if self.memo_ok[instr as usize] {
             self.memo[instr as usize] = Memo {
                 valid: true,
                 asid,
@@ -424,28 +557,39 @@ impl Mmu {
                 latency,
                 pending: 0,
                 size,
-                pfn_base: data >> 1,
-                dirty: data & 1 == 1,
+                pfn_base,
+                dirty,
                 hit: t,
             };
         }
-        Lookup::Hit { pfn_base: data >> 1, size, dirty: data & 1 == 1, level: li, latency }
+        Lookup::Hit { pfn_base, size, dirty, level: li, latency }
     }
 
-    /// A hit at level `li > 0`: bring the entry to the levels above.
-    #[allow(clippy::too_many_arguments)]
-    fn promote(&mut self, instr: bool, li: usize, from: usize, va: u64, asid: Asid, size: PageSize, data: u64) {
-        let t = tag(va >> size.shift(), size, asid);
+    /// A hit at level `li > 0` (structure `from`, translation `f`): bring it
+    /// to the levels above.
+    fn promote(&mut self, instr: bool, li: usize, from: usize, f: &Fill) {
         match self.fill {
             FillPolicy::AllLevels => {
+                // The entry's other pages go up with it to structures that coalesce.
+                let Mmu { tlbs, data, instr: instr_levels, scratch, promote_nb, .. } = self;
+                let nb: &Neighbours = if promote_nb[instr as usize] && f.size == PageSize::Size4K {
+                    tlbs[from].org.entry_neighbours(f.va, f.asid, scratch);
+                    scratch
+                } else {
+                    &Neighbours::EMPTY
+                };
+                let side = if instr { &*instr_levels } else { &*data };
                 // Every level above `li` was probed and missed.
-                for l in 0..li {
-                    self.fill_level(instr, l, t, data, true);
+                for level in &side.levels[..li] {
+                    if let Some(&i) = level.tlbs().iter().find(|&&i| tlbs[i as usize].holds(f.size)) {
+                        tlbs[i as usize].fill(f, nb, true);
+                    }
                 }
             }
             FillPolicy::Victim => {
-                self.tlbs[from].remove_tag(t);
-                self.fill_cascade(instr, 0, t, data);
+                let t = tag(f.va >> f.size.shift(), f.size, f.asid);
+                self.tlbs[from].org.remove_entry(t);
+                self.fill_cascade(instr, 0, t, payload(f.pfn, f.dirty));
             }
         }
     }
@@ -455,34 +599,40 @@ impl Mmu {
         self.settle(true);
     }
 
-    /// Install a completed walk's translation.
+    /// Install a completed walk's translation. `nb`: the 4 KiB leaf
+    /// translations around a 4 KiB page (the aligned run of
+    /// [`Self::neighbours_wanted`] pages; empty when that is 0).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool) {
+    pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool, nb: &Neighbours) {
         self.drop_memos();
-        let t = tag(va >> size.shift(), size, asid);
-        let data = payload(pfn_base, dirty);
+        let f = Fill { va, asid, size, pfn: pfn_base, dirty };
         match self.fill {
             FillPolicy::AllLevels => {
                 // The walk followed a miss at every level.
                 let Mmu { tlbs, fill_plan, .. } = self;
                 for &i in &fill_plan[instr as usize][size.index()] {
-                    tlbs[i as usize].fill_tag(t, data, true);
+                    tlbs[i as usize].fill(&f, nb, true);
                 }
             }
-            FillPolicy::Victim => self.fill_cascade(instr, 0, t, data),
+            FillPolicy::Victim => {
+                let t = tag(va >> size.shift(), size, asid);
+                self.fill_cascade(instr, 0, t, payload(pfn_base, dirty))
+            }
         }
     }
 
-    /// Fill the first structure of level `l` that holds the tag's page size.
-    /// Returns the eviction, or None (also when no structure holds the size).
-    fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64, absent: bool) -> Option<(u64, u64)> {
+    /// Victim policy: install an entry in the first structure of level `l`
+    /// that holds its page size. Returns the eviction, or None (also when no
+    /// structure holds the size).
+    fn fill_level(&mut self, instr: bool, l: usize, t: u64, data: u64, absent: bool) -> Option<Entry> {
         let size = tag_size(t);
         let level = &self.side(instr).levels[l];
         let (ids, n) = (level.tlbs, level.n);
         for &i in &ids[..n] {
             let i = i as usize;
             if self.tlbs[i].holds(size) {
-                return self.tlbs[i].fill_tag(t, data, absent);
+                return self.tlbs[i].insert_entry((t, data), absent);
             }
         }
         None
@@ -503,15 +653,7 @@ impl Mmu {
         self.drop_memos();
         let side = if instr { &self.instr } else { &self.data };
         for i in side.levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)) {
-            let tlb = &mut self.tlbs[i];
-            for k in 0..tlb.n_sizes {
-                let size = tlb.sizes[k];
-                let vpn = va >> size.shift();
-                let set = tlb.set_of(vpn);
-                if let Some(slot) = tlb.table.probe(set, tag(vpn, size, asid)) {
-                    *tlb.table.data_mut(slot) |= 1;
-                }
-            }
+            self.tlbs[i].mark_dirty(va, asid);
         }
     }
 
@@ -519,37 +661,26 @@ impl Mmu {
     /// structure (no side effects; for tests of shootdowns).
     pub fn peek(&self, va: u64, asid: Asid) -> Option<u64> {
         for tlb in &self.tlbs {
-            for &size in &tlb.sizes[..tlb.n_sizes] {
-                let vpn = va >> size.shift();
-                if let Some(slot) = tlb.table.probe(tlb.set_of(vpn), tag(vpn, size, asid)) {
-                    let base = tlb.table.data(slot) >> 1;
-                    return Some(base + ((va >> 12) & ((1 << size.order()) - 1)));
-                }
+            // A probe on a copy: lookups update replacement state.
+            let mut org = tlb.org.clone();
+            if let organisation::Probe::Hit { pfn, size, .. } = org.lookup(va, asid) {
+                return Some(pfn + ((va >> 12) & ((1 << size.order()) - 1)));
             }
         }
         None
     }
 
-    /// Shootdown of one page's translation in every structure; returns entries removed.
+    /// Shootdown of one page's translation in every structure; returns the
+    /// entries (or, in coalescing structures, sub-pages) removed.
     pub fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
         self.drop_memos();
-        let mut n = 0;
-        for tlb in &mut self.tlbs {
-            for k in 0..tlb.n_sizes {
-                let size = tlb.sizes[k];
-                let vpn = va >> size.shift();
-                if tlb.remove_tag(tag(vpn, size, asid)) {
-                    n += 1;
-                }
-            }
-        }
-        n
+        self.tlbs.iter_mut().map(|t| t.invalidate_page(va, asid)).sum()
     }
 
     /// Remove every entry of one address space; returns entries removed.
     pub fn flush_asid(&mut self, asid: Asid) -> u64 {
         self.drop_memos();
-        self.tlbs.iter_mut().map(|t| t.table.invalidate_where(|tg, _| tag_asid(tg) == asid)).sum()
+        self.tlbs.iter_mut().map(|t| t.flush_asid(asid)).sum()
     }
 
     /// Stats under `<name>.*` per structure (the machine adds `mmu.`).
@@ -570,7 +701,7 @@ impl Mmu {
             }
         }
         for (t, s) in self.tlbs.iter().zip(&stats) {
-            visit_prefixed(&t.name, s, v);
+            t.visit_with(s, v);
         }
     }
 }

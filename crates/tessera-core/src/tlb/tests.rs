@@ -109,7 +109,7 @@ fn fast_access(m: &mut Mmu, va: u64, asid: Asid, instr: bool) -> Option<usize> {
             Some(level)
         }
         Lookup::Miss { .. } => {
-            m.fill_walk(va, asid, instr, size_of(va), va >> 12, false);
+            m.fill_walk(va, asid, instr, size_of(va), va >> 12, false, &Neighbours::EMPTY);
             None
         }
     }
@@ -166,11 +166,11 @@ fn l2_hit_fills_l1() {
     let mut m = mmu_from(&[], "tlb_only");
     let va = 0x7f00_0000_0000;
     assert!(matches!(m.lookup(va, 0, false), Lookup::Miss { .. }));
-    m.fill_walk(va, 0, false, PageSize::Size4K, 42, false);
+    m.fill_walk(va, 0, false, PageSize::Size4K, 42, false, &Neighbours::EMPTY);
     // Evict it from the 4-way L1 set by touching 4 other pages mapping to that set (16 sets).
     for k in 1..=4u64 {
         let other = va + k * 16 * 4096;
-        m.fill_walk(other, 0, false, PageSize::Size4K, 100 + k, false);
+        m.fill_walk(other, 0, false, PageSize::Size4K, 100 + k, false, &Neighbours::EMPTY);
     }
     match m.lookup(va, 0, false) {
         Lookup::Hit { level, pfn_base, .. } => {
@@ -185,7 +185,7 @@ fn l2_hit_fills_l1() {
 #[test]
 fn asids_do_not_alias() {
     let mut m = mmu_from(&[], "tlb_only");
-    m.fill_walk(0x1000, 1, false, PageSize::Size4K, 5, false);
+    m.fill_walk(0x1000, 1, false, PageSize::Size4K, 5, false, &Neighbours::EMPTY);
     assert!(matches!(m.lookup(0x1000, 2, false), Lookup::Miss { .. }));
     assert!(matches!(m.lookup(0x1000, 1, false), Lookup::Hit { pfn_base: 5, .. }));
     assert_eq!(m.flush_asid(1), 2);
@@ -196,7 +196,7 @@ fn asids_do_not_alias() {
 fn two_meg_pages_skip_an_l2_without_2m_entries() {
     // Sandy Bridge's L2 TLB holds no 2 MiB entries: a 2 MiB translation lives only in L1.
     let mut m = mmu_from(&[], "sandy_bridge");
-    m.fill_walk(0x4000_0000, 0, false, PageSize::Size2M, 512, false);
+    m.fill_walk(0x4000_0000, 0, false, PageSize::Size2M, 512, false, &Neighbours::EMPTY);
     let l2 = m.tlbs().iter().find(|t| t.name == "l2_tlb").unwrap();
     assert_eq!(l2.occupancy(), 0);
     assert!(matches!(m.lookup(0x4012_3456, 0, false), Lookup::Hit { size: PageSize::Size2M, level: 0, .. }));
@@ -212,11 +212,11 @@ fn level_latencies_add_up() {
 fn victim_policy_cascades_evictions_and_moves_hits_up() {
     let mut m = mmu_from(&["mmu.fill=\"victim\""], "tlb_only");
     let va = 0x10_0000_0000u64;
-    m.fill_walk(va, 0, false, PageSize::Size4K, 1, false);
+    m.fill_walk(va, 0, false, PageSize::Size4K, 1, false, &Neighbours::EMPTY);
     let l2 = |m: &Mmu| m.tlbs().iter().find(|t| t.name == "l2_tlb").unwrap().occupancy();
     assert_eq!(l2(&m), 0, "a walk fills only level 1");
     for k in 1..=4u64 {
-        m.fill_walk(va + k * 16 * 4096, 0, false, PageSize::Size4K, 1 + k, false);
+        m.fill_walk(va + k * 16 * 4096, 0, false, PageSize::Size4K, 1 + k, false, &Neighbours::EMPTY);
     }
     assert_eq!(l2(&m), 1, "the L1 victim moved to L2");
     assert!(matches!(m.lookup(va, 0, false), Lookup::Hit { level: 1, pfn_base: 1, .. }));
@@ -228,8 +228,113 @@ fn victim_policy_cascades_evictions_and_moves_hits_up() {
 #[test]
 fn dirty_marks_every_copy() {
     let mut m = mmu_from(&[], "tlb_only");
-    m.fill_walk(0x9000, 0, false, PageSize::Size4K, 9, false);
+    m.fill_walk(0x9000, 0, false, PageSize::Size4K, 9, false, &Neighbours::EMPTY);
     assert!(matches!(m.lookup(0x9000, 0, false), Lookup::Hit { dirty: false, .. }));
     m.mark_dirty(0x9000, 0, false);
     assert!(matches!(m.lookup(0x9000, 0, false), Lookup::Hit { dirty: true, .. }));
+}
+
+/// The aligned run of 8 pages around `vpn`, page k at frame `base + k`.
+fn contiguous_run(vpn: u64, len: u32, base: u64) -> Neighbours {
+    let mut nb = Neighbours::EMPTY;
+    nb.first_vpn = vpn & !(len as u64 - 1);
+    nb.len = len;
+    for k in 0..len as usize {
+        nb.pfn[k] = base + k as u64;
+    }
+    nb
+}
+
+#[test]
+fn set_assoc_is_the_default_organisation_and_wants_no_neighbours() {
+    for p in ["sandy_bridge", "gtsm_ptlsim", "mosaic_gem5", "tlb_only"] {
+        let spec = load(&ConfigSource::Preset(p.into()), &[]).unwrap();
+        let explicit: Vec<String> =
+            spec.mmu.tlb.keys().map(|n| format!("mmu.tlb.{n}.organisation=\"set_assoc\"")).collect();
+        assert_eq!(spec, load(&ConfigSource::Preset(p.into()), &explicit).unwrap(), "{p}");
+        let m = Mmu::build(&spec.mmu, 1).unwrap();
+        assert!(m.tlbs().iter().all(|t| t.organisation() == "set_assoc"));
+        assert_eq!(m.neighbours_wanted(), 0, "{p}");
+    }
+}
+
+#[test]
+fn neighbours_wanted_is_the_largest_run_any_structure_uses() {
+    let m = mmu_from(&["mmu.tlb.l2_tlb.organisation={kind=\"coalescing\", group=32, fill_from=\"group\"}"], "tlb_only");
+    assert_eq!(m.neighbours_wanted(), 32);
+    let m = mmu_from(&["mmu.tlb.l2_tlb.organisation=\"coalescing\""], "tlb_only");
+    assert_eq!(m.neighbours_wanted(), 8);
+}
+
+#[test]
+fn memo_is_off_on_a_side_with_a_coalescing_level_1_structure() {
+    let mut m = mmu_from(&["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\""], "tlb_only");
+    m.fill_walk(0x5000, 0, false, PageSize::Size4K, 5, false, &Neighbours::EMPTY);
+    for _ in 0..3 {
+        assert!(matches!(m.lookup(0x5008, 0, false), Lookup::Hit { level: 0, pfn_base: 5, .. }));
+        assert_eq!(m.memo(false), None);
+    }
+    let l1 = m.tlbs().iter().find(|t| t.name == "l1_dtlb_4k").unwrap();
+    assert_eq!((l1.stats.lookups, l1.stats.hits), (3, 3));
+    // A coalescing structure below level 1 leaves the memo on.
+    let mut m = mmu_from(&["mmu.tlb.l2_tlb.organisation=\"coalescing\""], "tlb_only");
+    m.fill_walk(0x5000, 0, false, PageSize::Size4K, 5, false, &Neighbours::EMPTY);
+    assert!(matches!(m.lookup(0x5008, 0, false), Lookup::Hit { level: 0, .. }));
+    assert!(m.memo(false).is_some());
+}
+
+#[test]
+fn a_coalesced_l2_hit_fills_l1_with_the_page_and_counts_as_coalesced() {
+    let mut m = mmu_from(&["mmu.tlb.l2_tlb.organisation=\"coalescing\""], "tlb_only");
+    let vpn = 0x7f00_0000_0000u64 >> 12;
+    m.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 1000, false, &contiguous_run(vpn, 8, 1000));
+    let l1_occupancy = |m: &Mmu| m.tlbs().iter().find(|t| t.name == "l1_dtlb_4k").unwrap().occupancy();
+    assert_eq!(l1_occupancy(&m), 1, "L1 holds the walked page only");
+    match m.lookup((vpn + 5) << 12 | 0x123, 0, false) {
+        Lookup::Hit { level, pfn_base, size, .. } => {
+            assert_eq!((level, pfn_base, size), (1, 1005, PageSize::Size4K));
+        }
+        other => panic!("expected an L2 hit, got {other:?}"),
+    }
+    assert_eq!(l1_occupancy(&m), 2, "the hit page moved up");
+    assert!(matches!(m.lookup((vpn + 5) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 1005, .. }));
+    let mut c = crate::stats::Collector::default();
+    m.visit(&mut c);
+    assert_eq!(c.stats.get("l2_tlb.coalesced_hits"), 1);
+    assert_eq!(c.stats.get("l2_tlb.subpage_misses"), 0);
+    assert_eq!(c.stats.get("l2_tlb.fills"), 1);
+}
+
+#[test]
+fn a_coalescing_l1_takes_the_entry_of_a_coalescing_l2_hit() {
+    let mut m = mmu_from(
+        &["mmu.tlb.l1_dtlb_4k.organisation=\"coalescing\"", "mmu.tlb.l2_tlb.organisation={kind=\"coalescing\", group=16, fill_from=\"group\"}"],
+        "tlb_only",
+    );
+    let vpn = 0x40_0000u64;
+    m.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 64, false, &contiguous_run(vpn, 16, 64));
+    // Push the group out of the 4-way L1 set (16 sets of 8-page groups).
+    for k in 1..=4u64 {
+        let other = vpn + k * 16 * 8;
+        m.fill_walk(other << 12, 0, false, PageSize::Size4K, 5000 + k, false, &Neighbours::EMPTY);
+    }
+    assert!(matches!(m.lookup((vpn + 9) << 12, 0, false), Lookup::Hit { level: 1, pfn_base: 73, .. }));
+    // L1 now holds the sub-pages of the L2 entry in its line (pages 8..16), not only page 9.
+    assert!(matches!(m.lookup((vpn + 12) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 76, .. }));
+    assert!(matches!(m.lookup((vpn + 3) << 12, 0, false), Lookup::Hit { level: 1, pfn_base: 67, .. }));
+}
+
+#[test]
+fn shootdown_and_flush_reach_every_organisation() {
+    let mut m = mmu_from(&["mmu.tlb.l2_tlb.organisation=\"coalescing\""], "tlb_only");
+    let vpn = 0x1000u64;
+    m.fill_walk(vpn << 12, 3, false, PageSize::Size4K, 200, false, &contiguous_run(vpn, 8, 200));
+    // The L1 entry and the L2 sub-page; then only the coalesced L2 sub-page of a neighbour.
+    assert_eq!(m.invalidate_page(vpn << 12, 3), 2);
+    assert_eq!(m.invalidate_page((vpn + 1) << 12, 3), 1);
+    assert!(matches!(m.lookup((vpn + 1) << 12, 3, false), Lookup::Miss { .. }));
+    m.mark_dirty((vpn + 2) << 12, 3, false);
+    assert!(matches!(m.lookup((vpn + 2) << 12, 3, false), Lookup::Hit { level: 1, dirty: true, .. }));
+    assert_eq!(m.flush_asid(3), 2, "the L2 group entry and the L1 copy");
+    assert!(matches!(m.lookup((vpn + 2) << 12, 3, false), Lookup::Miss { .. }));
 }

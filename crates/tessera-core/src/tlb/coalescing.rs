@@ -1,0 +1,438 @@
+//! Coalescing TLB: one entry maps an aligned group of 4 KiB pages.
+//!
+//! ## What it models
+//! A TLB whose 4 KiB entries each cover an aligned group of `group` virtual
+//! pages, with one valid bit and one dirty bit per sub-page. A walk of one
+//! page installs, in the same entry, the other pages of its group whose leaf
+//! entries the walker has at hand and whose frames continue the walked page's
+//! frame (virtually and physically contiguous): the coalesced TLB of CoLT.
+//! Pages larger than 4 KiB held by the structure are ordinary one-page
+//! entries of the same table (their tags never alias a group's).
+//!
+//! ## Paper
+//! Pham, Vaidyanathan, Jaleel, Bhattacharjee, "CoLT: Coalesced Large-Reach
+//! TLBs", MICRO 2012, DOI 10.1109/MICRO.2012.32 (CoLT-SA: set-associative,
+//! sets indexed by group; CoLT-FA: fully associative, here `ways = "full"`).
+//! Coalescing takes the PTEs of the cache line the walker read, so no extra
+//! memory reference is made. Du, Zhou, Childers, Mossé, Melhem, "Supporting
+//! Superpages in Non-Contiguous Physical Memory", HPCA 2015 (GTSM) compares
+//! with coalescing assuming the whole group comes at no extra latency;
+//! `fill_from = "group"` models that upper bound.
+//!
+//! ## Choices where the papers are silent
+//! - Tag: (group number = `vpn >> log2(group)`, 4 KiB, ASID); set index:
+//!   `group number & (sets - 1)`.
+//! - Fill of a 4 KiB page at sub-page `i` with frame `p`: base `p0 = p - i`.
+//!   The walked page is always valid. Another sub-page `j` becomes valid if it
+//!   is within what the fill may use (`fill_from`), its leaf is present in the
+//!   given neighbours, and (with `require_contiguity`) its frame is `p0 + j`.
+//!   Without `require_contiguity` every present one is valid (an upper bound)
+//!   and each sub-page keeps its own frame, so translations stay exact.
+//! - `fill_from = "line"`: only the sub-pages whose PTEs share the walked
+//!   PTE's 64-byte line (the aligned run of 8 containing it, or the group if
+//!   smaller); `"group"`: every sub-page of the group.
+//! - A fill for a group already present updates that entry, never a second
+//!   one, and makes it most recently used. Sub-pages the fill installs take
+//!   its frames and dirty bits. Sub-pages it does not install are kept, except
+//!   that with `require_contiguity` an entry has one base: if the new base
+//!   differs, the old sub-pages are dropped.
+//! - A hit at a lower level fills this structure like a walk, with that
+//!   entry's sub-pages as the neighbours (the same rules apply).
+//! - A lookup that finds the group's entry without this sub-page is a
+//!   sub-page miss: a miss for the hierarchy, no replacement update.
+//! - Shootdown of one page clears its sub-page; the entry is freed with its
+//!   last sub-page. A dirty bit is set per sub-page.
+//! - Not memo-safe: a repeated hit may be a coalesced hit, which a bulk count
+//!   of repeats would not see; the level-1 memo is off on a side with a
+//!   coalescing level-1 structure.
+//! - `mmu.fill = "victim"` is rejected: a group entry is not a single page
+//!   that can move between levels.
+//!
+//! ## Config
+//! `organisation = { kind = "coalescing", group = <power of two, 2..=64>
+//! (default 8), require_contiguity = <bool> (default true), fill_from =
+//! "line" | "group" (default "line") }`. The structure must hold 4 KiB pages.
+//!
+//! ## Stats
+//! The five every structure has, and `mmu.<name>.coalesced_hits` (hits on a
+//! sub-page installed by a fill for another sub-page) and
+//! `mmu.<name>.subpage_misses` (lookups that found the group's entry but not
+//! this sub-page; also counted in `misses`).
+
+use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
+use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT};
+use crate::addr::{Asid, PageSize};
+use crate::error::{Error, Result};
+use crate::registry::{AnyReplacement, Mechanism};
+use crate::replacement::Geometry;
+use crate::stats::{StatGroup, StatVisitor};
+use crate::table::SetAssoc as Table;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Leaf PTEs per 64-byte cache line (8-byte entries).
+pub const LINE_PTES: u32 = 8;
+
+crate::stat_group! {
+    pub struct CoalescingStats {
+        coalesced_hits: "accesses", "hits on a sub-page installed by a fill for another sub-page",
+        subpage_misses: "accesses", "lookups that found the group's entry but not this sub-page (also counted in misses)",
+    }
+}
+
+/// Which sub-pages a fill may install besides the walked one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FillFrom {
+    /// Those whose PTEs sit in the 64-byte line the walker read.
+    #[default]
+    Line,
+    /// Every sub-page of the group (upper bound: no extra latency assumed).
+    Group,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// 4 KiB pages per entry: a power of two from 2 to 64.
+    #[serde(default = "d_group", deserialize_with = "de_group")]
+    pub group: u32,
+    /// Coalesce only sub-pages whose frames continue the walked page's.
+    #[serde(default = "d_true")]
+    pub require_contiguity: bool,
+    #[serde(default)]
+    pub fill_from: FillFrom,
+}
+
+fn d_group() -> u32 {
+    8
+}
+fn d_true() -> bool {
+    true
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { group: d_group(), require_contiguity: true, fill_from: FillFrom::Line }
+    }
+}
+
+/// Why `group` is not allowed, if it is not.
+fn group_problem(g: u32) -> Option<String> {
+    (!(g.is_power_of_two() && (2..=MAX_GROUP as u32).contains(&g)))
+        .then(|| format!("{g} pages: must be a power of two from 2 to {MAX_GROUP}"))
+}
+
+fn de_group<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    let g = u32::deserialize(d)?;
+    match group_problem(g) {
+        Some(msg) => Err(serde::de::Error::custom(msg)),
+        None => Ok(g),
+    }
+}
+
+/// Payload of one entry. For a group: `base` = frame of sub-page 0 under
+/// contiguity, and one bit per sub-page in the masks (`own`: installed by a
+/// fill for that very sub-page). For a larger page: its first frame, bit 0.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+struct Group {
+    base: u64,
+    valid: u64,
+    dirty: u64,
+    own: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Coalescing {
+    sizes: [PageSize; PageSize::COUNT],
+    n_sizes: usize,
+    table: Table<Group>,
+    set_mask: u64,
+    log2_group: u32,
+    group: u64,
+    contiguous: bool,
+    fill_from: FillFrom,
+    /// Without contiguity only: `frames[slot * group + j]` is sub-page `j`'s frame.
+    frames: Vec<u64>,
+    stats: CoalescingStats,
+}
+
+impl Mechanism for Coalescing {
+    const NAME: &'static str = "coalescing";
+    const SUMMARY: &'static str =
+        "one entry per aligned group of 4 KiB pages, filled with the contiguous neighbours a walk reads (CoLT)";
+    type Config = Config;
+    type Ctx = TlbCtx;
+    fn build(cfg: &Config, ctx: &TlbCtx) -> Result<Self> {
+        let path = &ctx.path;
+        if let Some(msg) = group_problem(cfg.group) {
+            return Err(Error::config(format!("{path}.organisation.group"), msg));
+        }
+        if !ctx.page_sizes.contains(&PageSize::Size4K) {
+            return Err(Error::config(
+                format!("{path}.organisation"),
+                format!(
+                    "\"coalescing\" groups 4 KiB pages, but this structure holds none; add \"4k\" to {path}.page_sizes or use organisation = \"set_assoc\""
+                ),
+            ));
+        }
+        let repl = AnyReplacement::build(
+            &ctx.replacement,
+            &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
+            &format!("{path}.replacement"),
+        )?;
+        let mut sizes = [PageSize::Size4K; PageSize::COUNT];
+        for (i, s) in ctx.page_sizes.iter().enumerate() {
+            sizes[i] = *s;
+        }
+        let group = cfg.group as u64;
+        let slots = ctx.sets as usize * ctx.ways as usize;
+        Ok(Coalescing {
+            sizes,
+            n_sizes: ctx.page_sizes.len(),
+            table: Table::new(ctx.sets, ctx.ways, repl),
+            set_mask: (ctx.sets - 1) as u64,
+            log2_group: cfg.group.trailing_zeros(),
+            group,
+            contiguous: cfg.require_contiguity,
+            fill_from: cfg.fill_from,
+            frames: if cfg.require_contiguity { Vec::new() } else { vec![NOT_PRESENT; slots * group as usize] },
+            stats: CoalescingStats::default(),
+        })
+    }
+}
+
+impl Coalescing {
+    /// Set and tag of the group entry of 4 KiB page `vpn`, and its sub-page.
+    #[inline]
+    fn group_of(&self, vpn: u64, asid: Asid) -> (u32, u64, u64) {
+        let g = vpn >> self.log2_group;
+        ((g & self.set_mask) as u32, tag(g, PageSize::Size4K, asid), vpn & (self.group - 1))
+    }
+
+    /// Set and tag of a one-page entry of a size larger than 4 KiB.
+    #[inline]
+    fn page_of(&self, va: u64, size: PageSize, asid: Asid) -> (u32, u64) {
+        let vpn = va >> size.shift();
+        ((vpn & self.set_mask) as u32, tag(vpn, size, asid))
+    }
+
+    /// Sub-pages `[lo, hi)` a fill for sub-page `i` may install.
+    fn window(&self, i: u64) -> (u64, u64) {
+        match self.fill_from {
+            FillFrom::Group => (0, self.group),
+            FillFrom::Line => {
+                let run = self.group.min(LINE_PTES as u64);
+                let lo = i & !(run - 1);
+                (lo, lo + run)
+            }
+        }
+    }
+
+    fn frame(&self, slot: usize, e: &Group, j: u64) -> u64 {
+        if self.contiguous {
+            e.base.wrapping_add(j)
+        } else {
+            self.frames[slot * self.group as usize + j as usize]
+        }
+    }
+
+    fn fill_4k(&mut self, f: &Fill, nb: &Neighbours) -> bool {
+        let vpn = f.va >> 12;
+        let (set, t, i) = self.group_of(vpn, f.asid);
+        let first = vpn - i;
+        let base = f.pfn.wrapping_sub(i);
+        let (lo, hi) = self.window(i);
+        let (mut valid, mut dirty) = (1u64 << i, (f.dirty as u64) << i);
+        for j in lo..hi {
+            if j == i {
+                continue;
+            }
+            if let Some((p, d)) = nb.get(first + j) {
+                if !self.contiguous || p == base.wrapping_add(j) {
+                    valid |= 1 << j;
+                    dirty |= (d as u64) << j;
+                }
+            }
+        }
+        let (slot, evicted) = match self.table.probe(set, t) {
+            Some(slot) => {
+                let old = self.table.data(slot);
+                let old_ok = if self.contiguous && old.base != base { 0 } else { old.valid };
+                let kept = old_ok & !valid;
+                let e = Group { base, valid: valid | kept, dirty: dirty | (old.dirty & kept), own: 1 << i | (old.own & old_ok) };
+                // Present: the payload is replaced and the entry becomes most recent.
+                let ev = self.table.insert(set, t, e);
+                debug_assert!(ev.is_none());
+                (slot, false)
+            }
+            None => {
+                let ev = self.table.insert_after_miss(set, t, Group { base, valid, dirty, own: 1 << i });
+                let slot = if self.contiguous { 0 } else { self.table.probe(set, t).expect("just installed") };
+                (slot, ev.is_some())
+            }
+        };
+        if !self.contiguous {
+            let row = slot * self.group as usize;
+            let mut bits = valid;
+            while bits != 0 {
+                let j = bits.trailing_zeros() as u64;
+                bits &= bits - 1;
+                self.frames[row + j as usize] = if j == i { f.pfn } else { nb.get(first + j).expect("present").0 };
+            }
+        }
+        evicted
+    }
+}
+
+impl TlbOrganisation for Coalescing {
+    fn lookup(&mut self, va: u64, asid: Asid) -> Probe {
+        if self.table.is_empty() {
+            return Probe::Miss;
+        }
+        let mut subpage = false;
+        for k in 0..self.n_sizes {
+            let size = self.sizes[k];
+            if size == PageSize::Size4K {
+                let (set, t, j) = self.group_of(va >> 12, asid);
+                let Some(slot) = self.table.probe(set, t) else { continue };
+                let e = self.table.data(slot);
+                if e.valid >> j & 1 == 0 {
+                    subpage = true;
+                    continue;
+                }
+                let _ = self.table.lookup(set, t);
+                if e.own >> j & 1 == 0 {
+                    self.stats.coalesced_hits += 1;
+                }
+                return Probe::Hit { pfn: self.frame(slot, &e, j), size, dirty: e.dirty >> j & 1 == 1 };
+            }
+            let (set, t) = self.page_of(va, size, asid);
+            if let Some(slot) = self.table.lookup(set, t) {
+                let e = self.table.data(slot);
+                return Probe::Hit { pfn: e.base, size, dirty: e.dirty & 1 == 1 };
+            }
+        }
+        if subpage {
+            self.stats.subpage_misses += 1;
+            return Probe::SubpageMiss;
+        }
+        Probe::Miss
+    }
+
+    fn fill(&mut self, f: &Fill, nb: &Neighbours, _absent: bool) -> bool {
+        if f.size == PageSize::Size4K {
+            return self.fill_4k(f, nb);
+        }
+        let (set, t) = self.page_of(f.va, f.size, f.asid);
+        let e = Group { base: f.pfn, valid: 1, dirty: f.dirty as u64, own: 1 };
+        self.table.insert(set, t, e).is_some()
+    }
+
+    /// Not reached: config resolution rejects `mmu.fill = "victim"` with this
+    /// organisation. Installs the page alone and reports no victim.
+    fn insert_entry(&mut self, (t, data): Entry, _absent: bool) -> Option<Entry> {
+        let size = tag_size(t);
+        let f = Fill { va: tag_vpn(t) << size.shift(), asid: tag_asid(t), size, pfn: data >> 1, dirty: data & 1 == 1 };
+        self.fill(&f, &Neighbours::EMPTY, false);
+        None
+    }
+
+    /// Not reached (see `insert_entry`): removes that page's translation.
+    fn remove_entry(&mut self, t: u64) -> bool {
+        let size = tag_size(t);
+        let n = self.invalidate_one(tag_vpn(t) << size.shift(), size, tag_asid(t));
+        n > 0
+    }
+
+    fn moves_entries(&self) -> bool {
+        false
+    }
+
+    fn memo_safe(&self) -> bool {
+        false
+    }
+
+    fn neighbours_wanted(&self) -> u32 {
+        match self.fill_from {
+            FillFrom::Line => (self.group as u32).min(LINE_PTES),
+            FillFrom::Group => self.group as u32,
+        }
+    }
+
+    fn entry_neighbours(&self, va: u64, asid: Asid, out: &mut Neighbours) {
+        out.len = 0;
+        if !self.sizes[..self.n_sizes].contains(&PageSize::Size4K) {
+            return;
+        }
+        let (set, t, j) = self.group_of(va >> 12, asid);
+        let Some(slot) = self.table.probe(set, t) else { return };
+        let e = self.table.data(slot);
+        out.first_vpn = (va >> 12) - j;
+        out.len = self.group as u32;
+        out.dirty = e.dirty & e.valid;
+        for k in 0..self.group {
+            out.pfn[k as usize] = if e.valid >> k & 1 == 1 { self.frame(slot, &e, k) } else { NOT_PRESENT };
+        }
+    }
+
+    fn mark_dirty(&mut self, va: u64, asid: Asid) {
+        for k in 0..self.n_sizes {
+            let size = self.sizes[k];
+            if size == PageSize::Size4K {
+                let (set, t, j) = self.group_of(va >> 12, asid);
+                if let Some(slot) = self.table.probe(set, t) {
+                    let e = self.table.data_mut(slot);
+                    e.dirty |= e.valid & 1 << j;
+                }
+            } else {
+                let (set, t) = self.page_of(va, size, asid);
+                if let Some(slot) = self.table.probe(set, t) {
+                    self.table.data_mut(slot).dirty |= 1;
+                }
+            }
+        }
+    }
+
+    fn invalidate_page(&mut self, va: u64, asid: Asid) -> u64 {
+        (0..self.n_sizes).map(|k| self.invalidate_one(va, self.sizes[k], asid)).sum()
+    }
+
+    fn flush_asid(&mut self, asid: Asid) -> u64 {
+        self.table.invalidate_where(|tg, _| tag_asid(tg) == asid)
+    }
+
+    fn occupancy(&self) -> usize {
+        self.table.occupancy()
+    }
+
+    fn visit_stats(&self, v: &mut dyn StatVisitor) {
+        self.stats.visit(v);
+    }
+}
+
+impl Coalescing {
+    /// Remove `va`'s translation of one size: a sub-page, or a whole entry.
+    fn invalidate_one(&mut self, va: u64, size: PageSize, asid: Asid) -> u64 {
+        if size != PageSize::Size4K {
+            let (set, t) = self.page_of(va, size, asid);
+            return self.table.invalidate(set, t) as u64;
+        }
+        let (set, t, j) = self.group_of(va >> 12, asid);
+        let Some(slot) = self.table.probe(set, t) else { return 0 };
+        let e = self.table.data_mut(slot);
+        if e.valid >> j & 1 == 0 {
+            return 0;
+        }
+        let keep = !(1u64 << j);
+        e.valid &= keep;
+        e.dirty &= keep;
+        e.own &= keep;
+        if e.valid == 0 {
+            self.table.invalidate_slot(slot);
+        }
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests;
