@@ -436,3 +436,17 @@ fn a_coalescing_l2_fills_from_the_walked_line() {
     assert_eq!(walks_a, 2 * pages, "the plain L2 misses on both passes");
     assert!(walks_b < pages + pages / 50, "coalescing: {walks_b} walks for {pages} pages");
 }
+
+/// A coalescing structure with groups of one page is the plain
+/// set-associative structure: the same lookups, hits, fills and walks.
+#[test]
+fn coalescing_with_groups_of_one_page_is_the_plain_tlb() {
+    let plain = spec("sandy_bridge", &[]);
+    let one = spec("sandy_bridge", &["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 1 }"]);
+    let a = run(&plain, Pattern::HotCold, 60_000, 1 << 30);
+    let b = run(&one, Pattern::HotCold, 60_000, 1 << 30);
+    for (k, v) in &a.counters {
+        assert_eq!(b.counters.get(k), Some(v), "{k}");
+    }
+    assert_eq!(b.get("mmu.l2_tlb.coalesced_hits"), 0);
+}

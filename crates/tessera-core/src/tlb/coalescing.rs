@@ -49,7 +49,7 @@
 //!   that can move between levels.
 //!
 //! ## Config
-//! `organisation = { kind = "coalescing", group = <power of two, 2..=64>
+//! `organisation = { kind = "coalescing", group = <power of two, 1..=64; 1 holds one page per entry, the plain baseline>
 //! (default 8), require_contiguity = <bool> (default true), fill_from =
 //! "line" | "group" (default "line") }`. The structure must hold 4 KiB pages.
 //!
@@ -93,7 +93,7 @@ pub enum FillFrom {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// 4 KiB pages per entry: a power of two from 2 to 64.
+    /// 4 KiB pages per entry: a power of two from 1 to 64 (1: one page per entry).
     #[serde(default = "d_group", deserialize_with = "de_group")]
     pub group: u32,
     /// Coalesce only sub-pages whose frames continue the walked page's.
@@ -118,8 +118,8 @@ impl Default for Config {
 
 /// Why `group` is not allowed, if it is not.
 fn group_problem(g: u32) -> Option<String> {
-    (!(g.is_power_of_two() && (2..=MAX_GROUP as u32).contains(&g)))
-        .then(|| format!("{g} pages: must be a power of two from 2 to {MAX_GROUP}"))
+    (!(g.is_power_of_two() && (1..=MAX_GROUP as u32).contains(&g)))
+        .then(|| format!("{g} pages: must be a power of two from 1 to {MAX_GROUP}"))
 }
 
 fn de_group<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
