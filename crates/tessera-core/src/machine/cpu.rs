@@ -70,6 +70,8 @@ pub struct CpuMachine {
     /// Count runs of memo repeats in bulk (machines without data caches,
     /// whose repeats only count); tests turn it off to compare.
     pub(crate) bulk_runs: bool,
+    /// The OS's eviction policy wants to hear of every translation (exact LRU).
+    touches: bool,
     core: CoreStats,
     /// The counters at the end of the warm-up, if there was one.
     baseline: Option<Baseline>,
@@ -101,6 +103,7 @@ impl CpuMachine {
             translate_instr: mmu.translates_instr(),
             // Bulk runs count repeats without telling the OS of each use.
             bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches(),
+            touches: sys.wants_touches(),
             spec: spec.clone(),
             mmu,
             sys,
@@ -283,7 +286,7 @@ impl CpuMachine {
                 self.walk(va, asid, write, instr)?
             }
         };
-        if self.sys.wants_touches() {
+        if self.touches {
             self.sys.touched(pfn_base);
         }
         Ok((pfn_base, size))

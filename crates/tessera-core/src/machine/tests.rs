@@ -421,7 +421,7 @@ fn a_swap_device_smaller_than_the_overflow_is_a_clear_error() {
 fn a_coalescing_l2_fills_from_the_walked_line() {
     let plain = spec("tlb_only", &[]);
     let co = spec("tlb_only", &["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 8 }"]);
-    let mut warm = |sp: &Spec| {
+    let warm = |sp: &Spec| {
         // Touch every page once, then stream over them again.
         let mut m = Machine::build(sp, 5).unwrap();
         for round in 0..2 {
@@ -449,4 +449,18 @@ fn coalescing_with_groups_of_one_page_is_the_plain_tlb() {
         assert_eq!(b.counters.get(k), Some(v), "{k}");
     }
     assert_eq!(b.get("mmu.l2_tlb.coalesced_hits"), 0);
+}
+
+/// 16-byte entries: a node of 256 entries, each entry two words; walks read
+/// one entry per level at the entry's own address and every access translates.
+#[test]
+fn sixteen_byte_entries_walk_and_translate() {
+    let sp = spec("sandy_bridge", &["pagetable.format={ kind = \"radix\", bits = [8, 8, 8, 8, 8], va_bits = 52, entry_bytes = 16 }"]);
+    let s = run(&sp, Pattern::Uniform, 30_000, 256 << 20);
+    assert_eq!(s.get("walker.walks"), s.get("walker.leaves_4k"));
+    assert!(s.get("walker.walks") > 1000);
+    // Five levels: a completed walk without PSC hits reads five entries.
+    assert!(s.get("walker.refs_total") <= 5 * (s.get("walker.walks") + s.get("walker.faulting_walks")));
+    assert_eq!(s.get("pagetable.nodes_l5"), 1);
+    assert!(!s.counters.contains_key("os.pages_2m"), "no 2 MiB level with 8-bit levels");
 }
