@@ -248,6 +248,7 @@ family! {
         mut fn on_touch(page: u64);
         mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
         ref fn resident() -> u64;
+        ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
 

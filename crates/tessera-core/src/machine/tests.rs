@@ -464,3 +464,15 @@ fn sixteen_byte_entries_walk_and_translate() {
     assert_eq!(s.get("pagetable.nodes_l5"), 1);
     assert!(!s.counters.contains_key("os.pages_2m"), "no 2 MiB level with 8-bit levels");
 }
+
+/// Each eviction policy's own counters reach the result.
+#[test]
+fn eviction_policies_report_their_counters() {
+    for (policy, name) in [("clock", "os.eviction.clock.scanned"), ("linux_like", "os.eviction.linux_like.scanned")] {
+        let ev = format!("os.eviction={policy}");
+        let sp = spec("tlb_only", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
+        let s = run(&sp, Pattern::Uniform, 40_000, 12 << 20);
+        assert!(s.get("os.evictions") > 0, "{policy}");
+        assert!(s.get(name) > 0, "{name}");
+    }
+}
