@@ -33,7 +33,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::format::{PageTableFormat, Step};
-use super::x86_radix::{FormatCtx, Pte, ACCESSED, ADDR_MASK, DIRTY, PAGE_SIZE, PRESENT};
+use super::x86_radix::{bits, FormatCtx, Pte, ACCESSED, ADDR_MASK, PAGE_SIZE, PRESENT};
 use crate::addr::{PageSize, Pfn, BASE_SHIFT};
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -212,15 +212,15 @@ impl PageTableFormat for Radix {
     }
     #[inline]
     fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
-        raw | ACCESSED | if leaf && write { DIRTY } else { 0 }
+        bits::used(raw, leaf, write)
     }
     #[inline]
     fn is_dirty(&self, raw: u64) -> bool {
-        raw & DIRTY != 0
+        bits::is_dirty(raw)
     }
     #[inline]
     fn is_accessed(&self, raw: u64) -> bool {
-        raw & ACCESSED != 0
+        bits::is_accessed(raw)
     }
     #[inline]
     fn clear_accessed(&self, raw: u64) -> u64 {

@@ -113,15 +113,15 @@ impl PageTableFormat for X86Radix {
     }
     #[inline]
     fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
-        raw | ACCESSED | if leaf && write { DIRTY } else { 0 }
+        bits::used(raw, leaf, write)
     }
     #[inline]
     fn is_dirty(&self, raw: u64) -> bool {
-        raw & DIRTY != 0
+        bits::is_dirty(raw)
     }
     #[inline]
     fn is_accessed(&self, raw: u64) -> bool {
-        raw & ACCESSED != 0
+        bits::is_accessed(raw)
     }
     #[inline]
     fn clear_accessed(&self, raw: u64) -> u64 {
@@ -155,6 +155,24 @@ pub const ENTRIES: u64 = 1 << LEVEL_BITS;
 pub const ENTRY_BYTES: u64 = 8;
 /// Largest frame number an entry can hold (40 bits).
 pub const MAX_PFN: u64 = ADDR_MASK >> BASE_SHIFT;
+
+/// Accessed and dirty bits of the x86 entry layout, shared by the formats that use it.
+pub mod bits {
+    use super::{ACCESSED, DIRTY};
+    /// The entry after a walk used it: accessed, and dirty on a store to a leaf.
+    #[inline]
+    pub fn used(raw: u64, leaf: bool, write: bool) -> u64 {
+        raw | ACCESSED | if leaf && write { DIRTY } else { 0 }
+    }
+    #[inline]
+    pub fn is_dirty(raw: u64) -> bool {
+        raw & DIRTY != 0
+    }
+    #[inline]
+    pub fn is_accessed(raw: u64) -> bool {
+        raw & ACCESSED != 0
+    }
+}
 
 /// Decoded fields of one 64-bit entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
