@@ -21,7 +21,8 @@ use crate::error::Result;
 use crate::os::Os;
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
-use crate::registry::AnyFormat;
+use crate::pagetable::format::PageTableFormat;
+use crate::registry::{AnyFormat, FormatVisitor};
 use crate::stats::{Prefixed, StatVisitor};
 use crate::tlb::Neighbours;
 use crate::walker::{WalkResult, Walker};
@@ -80,7 +81,16 @@ impl MemorySystem {
         let mut cycles = 0;
         for _attempt in 0..2 {
             let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
-            let (res, c) = self.walker.walk(va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches);
+            let (res, c) = self.pt.format().visit(Walk {
+                walker: &mut self.walker,
+                va,
+                asid,
+                root: (root.0, slot),
+                write,
+                instr,
+                mem: &mut self.mem,
+                caches: &mut self.caches,
+            });
             cycles += c;
             match res {
                 WalkResult::Translated { pfn_base, size, dirty, node } => {
@@ -220,5 +230,27 @@ impl MemorySystem {
     }
     pub fn walker(&self) -> &Walker {
         &self.walker
+    }
+}
+
+/// One page walk, run on the concrete page-table format so the walk loop
+/// dispatches on the format once, not at every step.
+struct Walk<'a> {
+    walker: &'a mut Walker,
+    va: u64,
+    asid: Asid,
+    root: (u64, u32),
+    write: bool,
+    instr: bool,
+    mem: &'a mut PhysMem,
+    caches: &'a mut CacheHierarchy,
+}
+
+impl FormatVisitor for Walk<'_> {
+    type Out = (WalkResult, u64);
+
+    #[inline(always)]
+    fn visit<F: PageTableFormat>(self, format: &F) -> Self::Out {
+        self.walker.walk(format, self.va, self.asid, self.root, self.write, self.instr, self.mem, self.caches)
     }
 }

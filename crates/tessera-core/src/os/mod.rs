@@ -137,9 +137,12 @@ impl Os {
             }
             self.pressure.as_mut().expect("checked above").stats.minor_faults += 1;
         }
-        let candidates = self.policy.candidates().to_vec();
-        for (k, &size) in candidates.iter().enumerate() {
-            let last = k + 1 == candidates.len();
+        // Copied out (no allocation) so the loop may borrow `self` mutably.
+        let mut candidates = [PageSize::Size4K; PageSize::COUNT];
+        let n = self.policy.candidates().len();
+        candidates[..n].copy_from_slice(self.policy.candidates());
+        for (k, &size) in candidates[..n].iter().enumerate() {
+            let last = k + 1 == n;
             if !last && !pt.region_unmapped(mem, asid, va, size) {
                 self.stats.large_fallbacks += 1;
                 continue;

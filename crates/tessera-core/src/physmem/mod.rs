@@ -93,7 +93,7 @@ pub struct PhysMem {
     table_frames: u64,
     pinned_frames: u64,
     /// Reverse map: the first frame of every mapped data page → the page.
-    owners: FxHashMap<u64, PageRequest>,
+    owners: ReverseMap,
     /// Bumped by every change to page-table memory that could alter a walk
     /// path other than ones it already took: overwriting a non-zero word
     /// with [`PhysMem::write_u64`] and releasing table frames. Writing a zero
@@ -144,7 +144,7 @@ impl PhysMem {
             links: vec![[0; CHUNK]],
             table_frames: 0,
             pinned_frames: 0,
-            owners: FxHashMap::default(),
+            owners: ReverseMap::new(capacity_frames),
             table_epoch: 0,
         };
         mem.fragment(f, seed);
@@ -223,7 +223,6 @@ impl PhysMem {
     pub fn alloc_page(&mut self, req: PageRequest, required: bool) -> Result<Option<Pfn>> {
         match self.alloc.alloc_page(&req) {
             Some(pfn) => {
-                debug_assert!(!self.owners.contains_key(&pfn.0), "frame {pfn:?} handed out twice");
                 self.owners.insert(pfn.0, req);
                 self.alloc.page_mapped(pfn, &req);
                 Ok(Some(pfn))
@@ -236,7 +235,7 @@ impl PhysMem {
     /// Free the data page whose first frame is `pfn` (after it was unmapped):
     /// the allocator hears of it and takes its frames back. Returns the page.
     pub fn free_page(&mut self, pfn: Pfn) -> Option<PageRequest> {
-        let req = self.owners.remove(&pfn.0)?;
+        let req = self.owners.remove(pfn.0)?;
         self.alloc.page_freed(pfn, &req);
         self.alloc.free(pfn, req.size.order());
         Some(req)
@@ -244,12 +243,12 @@ impl PhysMem {
 
     /// The data page whose first frame is `pfn`, if one is mapped there (the reverse map).
     pub fn owner(&self, pfn: Pfn) -> Option<PageRequest> {
-        self.owners.get(&pfn.0).copied()
+        self.owners.get(pfn.0)
     }
 
     /// Data pages in the reverse map.
     pub fn mapped_pages(&self) -> usize {
-        self.owners.len()
+        self.owners.len() as usize
     }
 
     /// Return a block (or a sub-block of an allocated block) to the allocator.
@@ -594,5 +593,52 @@ mod tests {
         assert_eq!(s["free_frames"], 1024 - 3);
         assert!(s["allocator.buddy.splits"] > 0);
         assert!(s.contains_key("allocator.buddy.merges"));
+    }
+}
+
+/// Frame → data page, dense: one slot per frame, in chunks made on first
+/// use. A hash map cost a quarter of every first-touch fault; a flat array
+/// over all of memory would reserve host memory in proportion to simulated
+/// memory (16 GiB of it for 4 TiB) whether or not it is ever touched.
+#[derive(Clone, Debug)]
+struct ReverseMap {
+    chunks: Vec<Option<Box<[Option<PageRequest>; REVERSE_CHUNK]>>>,
+    len: u64,
+}
+
+const REVERSE_CHUNK: usize = 512;
+
+impl ReverseMap {
+    fn new(capacity_frames: u64) -> ReverseMap {
+        ReverseMap { chunks: vec![None; capacity_frames.div_ceil(REVERSE_CHUNK as u64) as usize], len: 0 }
+    }
+
+    fn split(pfn: u64) -> (usize, usize) {
+        ((pfn / REVERSE_CHUNK as u64) as usize, (pfn % REVERSE_CHUNK as u64) as usize)
+    }
+
+    fn insert(&mut self, pfn: u64, req: PageRequest) {
+        let (c, i) = Self::split(pfn);
+        let chunk = self.chunks[c].get_or_insert_with(|| Box::new([None; REVERSE_CHUNK]));
+        debug_assert!(chunk[i].is_none(), "frame {pfn:#x} handed out twice");
+        if chunk[i].replace(req).is_none() {
+            self.len += 1;
+        }
+    }
+
+    fn get(&self, pfn: u64) -> Option<PageRequest> {
+        let (c, i) = Self::split(pfn);
+        self.chunks.get(c)?.as_ref()?[i]
+    }
+
+    fn remove(&mut self, pfn: u64) -> Option<PageRequest> {
+        let (c, i) = Self::split(pfn);
+        let req = self.chunks.get_mut(c)?.as_mut()?[i].take()?;
+        self.len -= 1;
+        Some(req)
+    }
+
+    fn len(&self) -> u64 {
+        self.len
     }
 }

@@ -211,8 +211,9 @@ impl Walker {
     /// Returns what was found and the walk's cycles.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn walk(
+    pub fn walk<F: PageTableFormat>(
         &mut self,
+        format: &F,
         va: u64,
         asid: Asid,
         (root, root_slot): (u64, u32),
@@ -247,7 +248,7 @@ impl Walker {
         // A large page that keeps its node: the size found above the leaf read last.
         let mut large: Option<PageSize> = None;
         let result = loop {
-            let w = self.format.word(va, level);
+            let w = format.word(va, level);
             if level == 1 && !hinted {
                 let key = self.hint_key(va, asid);
                 let epoch = mem.table_epoch();
@@ -262,20 +263,20 @@ impl Walker {
             }
             let raw = mem.read_entry(slot, w);
             debug_assert_eq!(raw, mem.read_u64((node << 12) + w * 8), "host slot out of step with the table");
-            let step = self.format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64));
+            let step = format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64));
             let leaf = matches!(step, Step::Leaf { .. });
             if step != Step::NotPresent {
-                let new = self.format.used(raw, leaf, is_write);
+                let new = format.used(raw, leaf, is_write);
                 if new != raw {
-                    self.stats.accessed_updates += !self.format.is_accessed(raw) as u64;
-                    self.stats.dirty_updates += (self.format.is_dirty(new) != self.format.is_dirty(raw)) as u64;
+                    self.stats.accessed_updates += !format.is_accessed(raw) as u64;
+                    self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(raw)) as u64;
                     mem.write_linked(slot, w, new);
                 }
             }
             match step {
                 Step::NotPresent => break WalkResult::Fault { level },
                 Step::Leaf { pfn_base, size } => {
-                    let dirty = is_write || self.format.is_dirty(raw);
+                    let dirty = is_write || format.is_dirty(raw);
                     break match large {
                         None => WalkResult::Translated { pfn_base, size, dirty, node: slot },
                         Some(big) => {

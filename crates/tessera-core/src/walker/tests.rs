@@ -36,7 +36,7 @@ impl Rig {
     }
     fn walk(&mut self, va: u64, write: bool) -> (WalkResult, u64) {
         let (root, slot) = self.pt.root_linked(&mut self.mem, 0).unwrap();
-        self.walker.walk(va, 0, (root.0, slot), write, false, &mut self.mem, &mut self.caches)
+        self.walker.walk(self.pt.format(), va, 0, (root.0, slot), write, false, &mut self.mem, &mut self.caches)
     }
 }
 
@@ -169,8 +169,8 @@ fn psc_entries_are_per_address_space() {
     r.pt.map(&mut r.mem, 1, VA, PageSize::Size4K, p1).unwrap();
     let (root0, s0) = r.pt.root_linked(&mut r.mem, 0).unwrap();
     let (root1, s1) = r.pt.root_linked(&mut r.mem, 1).unwrap();
-    let (a, _) = r.walker.walk(VA, 0, (root0.0, s0), false, false, &mut r.mem, &mut r.caches);
-    let (b, _) = r.walker.walk(VA, 1, (root1.0, s1), false, false, &mut r.mem, &mut r.caches);
+    let (a, _) = r.walker.walk(r.pt.format(), VA, 0, (root0.0, s0), false, false, &mut r.mem, &mut r.caches);
+    let (b, _) = r.walker.walk(r.pt.format(), VA, 1, (root1.0, s1), false, false, &mut r.mem, &mut r.caches);
     assert!(matches!(a, WalkResult::Translated { pfn_base, .. } if pfn_base == p0.0));
     assert!(matches!(b, WalkResult::Translated { pfn_base, .. } if pfn_base == p1.0));
     assert_eq!(r.walker.stats.refs_total, 8);
