@@ -139,6 +139,13 @@ pub struct Walker {
 
 const NO_PSC: u8 = u8::MAX;
 
+/// The key of `va`'s leaf node in the hint table; `shift` is the format's
+/// `level_shift(2)` (a constant in a walk, where the format is concrete).
+#[inline(always)]
+fn hint_key(va: u64, asid: Asid, shift: u32) -> u64 {
+    (va >> shift) & ((1 << 36) - 1) | (asid as u64) << 36
+}
+
 /// A recorded path to a leaf node (see [`Walker::hints`]).
 #[derive(Copy, Clone, Debug)]
 struct Hint {
@@ -228,7 +235,8 @@ impl Walker {
         let mut refs = 0u64;
         // A walk that starts from a hint needs not record it again.
         let mut hinted = false;
-        let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(va, asid, mem) {
+        let key = hint_key(va, asid, format.level_shift(2));
+        let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
             // The levels above were read and found present with their
             // accessed bits set, and are unchanged: reading them again would
             // only count references.
@@ -250,7 +258,6 @@ impl Walker {
         let result = loop {
             let w = format.word(va, level);
             if level == 1 && !hinted {
-                let key = self.hint_key(va, asid);
                 let epoch = mem.table_epoch();
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
                 if h.key != key || h.epoch != epoch {
@@ -374,11 +381,10 @@ impl Walker {
     /// `PhysMem::table_epoch`), so walking them again would find the same
     /// leaf node and change nothing but the reference count.
     #[inline(always)]
-    fn shortcut(&self, va: u64, asid: Asid, mem: &PhysMem) -> Option<(u64, u32)> {
+    fn shortcut(&self, key: u64, mem: &PhysMem) -> Option<(u64, u32)> {
         if !self.shortcuts {
             return None;
         }
-        let key = self.hint_key(va, asid);
         let h = self.hints[(key as usize) & (HINTS - 1)];
         (h.key == key && h.epoch == mem.table_epoch()).then(|| h.node())
     }
@@ -393,7 +399,7 @@ impl Walker {
     /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
     #[inline]
     pub fn prefetch_leaf(&self, va: u64, asid: Asid, mem: &PhysMem) {
-        let key = self.hint_key(va, asid);
+        let key = hint_key(va, asid, self.hint_shift);
         let h = self.hints[(key as usize) & (HINTS - 1)];
         if h.key == key {
             mem.prefetch_entry(h.node().1, self.format.word(va, 1));
@@ -441,11 +447,6 @@ impl Walker {
         self.leaves[size.index()]
     }
 
-    /// The key of `va`'s leaf node in the hint table.
-    #[inline]
-    fn hint_key(&self, va: u64, asid: Asid) -> u64 {
-        (va >> self.hint_shift) & ((1 << 36) - 1) | (asid as u64) << 36
-    }
 
     pub fn visit_pscs(&self, v: &mut dyn StatVisitor) {
         for p in &self.pscs {
