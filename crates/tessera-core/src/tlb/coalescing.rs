@@ -1,11 +1,14 @@
-//! Coalescing TLB: one entry maps an aligned group of 4 KiB pages.
+//! Coalescing TLB: one entry maps a contiguous run within an aligned group of 4 KiB pages.
 //!
 //! ## What it models
-//! A TLB whose 4 KiB entries each cover an aligned group of `group` virtual
-//! pages, with one valid bit and one dirty bit per sub-page. A walk of one
-//! page installs, in the same entry, the other pages of its group whose leaf
-//! entries the walker has at hand and whose frames continue the walked page's
-//! frame (virtually and physically contiguous): the coalesced TLB of CoLT.
+//! A TLB whose 4 KiB entries each cover one run of contiguous translations
+//! within an aligned group of `group` virtual pages: a group tag, a base frame
+//! and one valid and one dirty bit per sub-page. A walk of one page installs,
+//! in its run's entry, the other pages of its group whose leaf entries the
+//! walker has at hand and whose frames continue the walked page's frame
+//! (virtually and physically contiguous): the coalesced TLB of CoLT. Sets are
+//! indexed by the group number, so every run of a group lands in one set, and
+//! a group whose pages sit in several physical runs has one entry per run.
 //! Pages larger than 4 KiB held by the structure are ordinary one-page
 //! entries of the same table (their tags never alias a group's).
 //!
@@ -20,8 +23,8 @@
 //! `fill_from = "group"` models that upper bound.
 //!
 //! ## Choices where the papers are silent
-//! - Tag: (group number = `vpn >> log2(group)`, 4 KiB, ASID); set index:
-//!   `group number & (sets - 1)`.
+//! - Tag: (group number = `vpn >> log2(group)` | run id, 4 KiB, ASID); set
+//!   index: `group number & (sets - 1)`.
 //! - Fill of a 4 KiB page at sub-page `i` with frame `p`: base `p0 = p - i`.
 //!   The walked page is always valid. Another sub-page `j` becomes valid if it
 //!   is within what the fill may use (`fill_from`), its leaf is present in the
@@ -31,15 +34,27 @@
 //! - `fill_from = "line"`: only the sub-pages whose PTEs share the walked
 //!   PTE's 64-byte line (the aligned run of 8 containing it, or the group if
 //!   smaller); `"group"`: every sub-page of the group.
-//! - A fill for a group already present updates that entry, never a second
-//!   one, and makes it most recently used. Sub-pages the fill installs take
-//!   its frames and dirty bits. Sub-pages it does not install are kept, except
-//!   that with `require_contiguity` an entry has one base: if the new base
-//!   differs, the old sub-pages are dropped.
-//! - A hit at a lower level fills this structure like a walk, with that
-//!   entry's sub-pages as the neighbours (the same rules apply).
-//! - A lookup that finds the group's entry without this sub-page is a
-//!   sub-page miss: a miss for the hierarchy, no replacement update.
+//! - With `require_contiguity`, each entry is one run (one base) of one
+//!   group, and a sub-page is valid in at most one entry. A fill merges into
+//!   the group's entry with the same base if there is one (it becomes most
+//!   recently used; sub-pages the fill installs take its dirty bits, the
+//!   others are kept), else installs a new entry (a free way, else the
+//!   policy's victim). Either way the sub-pages it installs are cleared from
+//!   the group's other entries, and an entry left with none is freed (not an
+//!   eviction); when no entry has the fill's base, the first entry so emptied
+//!   takes the new run in place instead (with `group = 1` a refill is then the
+//!   plain TLB's data replacement). Tags stay unique by a run id in the
+//!   `log2(group)` high bits of the VPN field that the group number leaves
+//!   free; a lookup scans the set for the group's entries (with the hash index of
+//!   a highly associative table, probes each run id) and hits the one whose
+//!   bitmap has the sub-page, updating replacement state for that way only.
+//! - Without `require_contiguity` a group has one entry: each sub-page keeps
+//!   its own frame, so every sub-page of the group fits in it. A fill updates
+//!   it (most recently used) and keeps the sub-pages it does not install.
+//! - A hit at a lower level fills this structure like a walk, with the
+//!   sub-pages of the entry that hit as the neighbours (the same rules apply).
+//! - A lookup that finds entries of the group but none with this sub-page is
+//!   a sub-page miss: a miss for the hierarchy, no replacement update.
 //! - Shootdown of one page clears its sub-page; the entry is freed with its
 //!   last sub-page. A dirty bit is set per sub-page.
 //! - Not memo-safe: a repeated hit may be a coalesced hit, which a bulk count
@@ -56,16 +71,17 @@
 //! ## Stats
 //! The five every structure has, and `mmu.<name>.coalesced_hits` (hits on a
 //! sub-page installed by a fill for another sub-page) and
-//! `mmu.<name>.subpage_misses` (lookups that found the group's entry but not
-//! this sub-page; also counted in `misses`).
+//! `mmu.<name>.subpage_misses` (lookups that found entries of the group but
+//! none holding this sub-page; also counted in `misses`).
 
 use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
-use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT};
+use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT, SIZE_SHIFT};
 use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
 use crate::registry::{AnyReplacement, Mechanism};
 use crate::replacement::Geometry;
 use crate::stats::{StatGroup, StatVisitor};
+use crate::table::set_assoc::INDEX_MIN_WAYS;
 use crate::table::SetAssoc as Table;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -75,7 +91,7 @@ pub const LINE_PTES: u32 = 8;
 crate::stat_group! {
     pub struct CoalescingStats {
         coalesced_hits: "accesses", "hits on a sub-page installed by a fill for another sub-page",
-        subpage_misses: "accesses", "lookups that found the group's entry but not this sub-page (also counted in misses)",
+        subpage_misses: "accesses", "lookups that found entries of the group but none holding this sub-page (also counted in misses)",
     }
 }
 
@@ -130,9 +146,10 @@ fn de_group<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Erro
     }
 }
 
-/// Payload of one entry. For a group: `base` = frame of sub-page 0 under
-/// contiguity, and one bit per sub-page in the masks (`own`: installed by a
-/// fill for that very sub-page). For a larger page: its first frame, bit 0.
+/// Payload of one entry. For a group: `base` = frame of sub-page 0 of the
+/// run under contiguity, and one bit per sub-page in the masks (`own`:
+/// installed by a fill for that very sub-page). For a larger page: its first
+/// frame, bit 0.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 struct Group {
     base: u64,
@@ -151,6 +168,11 @@ pub struct Coalescing {
     group: u64,
     contiguous: bool,
     fill_from: FillFrom,
+    /// Tag bits holding the run id (0: one entry per group, no run ids).
+    run_mask: u64,
+    run_shift: u32,
+    /// The table has a hash index: find a group's runs by probing run ids, not by a scan.
+    indexed: bool,
     /// Without contiguity only: `frames[slot * group + j]` is sub-page `j`'s frame.
     frames: Vec<u64>,
     stats: CoalescingStats,
@@ -159,7 +181,7 @@ pub struct Coalescing {
 impl Mechanism for Coalescing {
     const NAME: &'static str = "coalescing";
     const SUMMARY: &'static str =
-        "one entry per aligned group of 4 KiB pages, filled with the contiguous neighbours a walk reads (CoLT)";
+        "one entry per contiguous run within an aligned group of 4 KiB pages, filled with the contiguous neighbours a walk reads (CoLT)";
     type Config = Config;
     type Ctx = TlbCtx;
     fn build(cfg: &Config, ctx: &TlbCtx) -> Result<Self> {
@@ -186,15 +208,21 @@ impl Mechanism for Coalescing {
         }
         let group = cfg.group as u64;
         let slots = ctx.sets as usize * ctx.ways as usize;
+        let log2_group = cfg.group.trailing_zeros();
+        // The group number needs log2(group) fewer bits than a VPN: the run id takes them.
+        let run_shift = SIZE_SHIFT - log2_group;
         Ok(Coalescing {
             sizes,
             n_sizes: ctx.page_sizes.len(),
             table: Table::new(ctx.sets, ctx.ways, repl),
             set_mask: (ctx.sets - 1) as u64,
-            log2_group: cfg.group.trailing_zeros(),
+            log2_group,
             group,
             contiguous: cfg.require_contiguity,
             fill_from: cfg.fill_from,
+            run_mask: if cfg.require_contiguity { (group - 1) << run_shift } else { 0 },
+            run_shift,
+            indexed: ctx.ways > INDEX_MIN_WAYS,
             frames: if cfg.require_contiguity { Vec::new() } else { vec![NOT_PRESENT; slots * group as usize] },
             stats: CoalescingStats::default(),
         })
@@ -202,11 +230,55 @@ impl Mechanism for Coalescing {
 }
 
 impl Coalescing {
-    /// Set and tag of the group entry of 4 KiB page `vpn`, and its sub-page.
+    /// Set and group tag (run id 0) of 4 KiB page `vpn`, and its sub-page.
     #[inline]
     fn group_of(&self, vpn: u64, asid: Asid) -> (u32, u64, u64) {
         let g = vpn >> self.log2_group;
+        debug_assert!(g << self.log2_group >> self.run_shift == 0, "vpn {vpn:#x} past 45 bits");
         ((g & self.set_mask) as u32, tag(g, PageSize::Size4K, asid), vpn & (self.group - 1))
+    }
+
+    /// Call `f` with the slot of each entry of group tag `gt` in `set` until it returns true.
+    #[inline]
+    fn each_run(&self, set: u32, gt: u64, mut f: impl FnMut(usize) -> bool) {
+        if self.run_mask == 0 {
+            if let Some(slot) = self.table.probe(set, gt) {
+                f(slot);
+            }
+        } else if self.indexed {
+            // A scan of a thousand ways would dominate; at most `group` run ids exist.
+            for r in 0..self.group {
+                if let Some(slot) = self.table.probe(set, gt | r << self.run_shift) {
+                    if f(slot) {
+                        return;
+                    }
+                }
+            }
+        } else {
+            let ways = self.table.ways() as usize;
+            for slot in set as usize * ways..(set as usize + 1) * ways {
+                // An empty slot's tag (all ones) has bit 63 set, which no group tag has.
+                if self.table.tag(slot) & !self.run_mask == gt && f(slot) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Slot of the entry of group tag `gt` in `set` holding sub-page `j`, and
+    /// whether the set holds any entry of the group.
+    #[inline]
+    fn find_sub(&self, set: u32, gt: u64, j: u64) -> (Option<usize>, bool) {
+        let (mut found, mut any) = (None, false);
+        self.each_run(set, gt, |slot| {
+            any = true;
+            let hit = self.table.data(slot).valid >> j & 1 == 1;
+            if hit {
+                found = Some(slot);
+            }
+            hit
+        });
+        (found, any)
     }
 
     /// Set and tag of a one-page entry of a size larger than 4 KiB.
@@ -254,12 +326,14 @@ impl Coalescing {
                 }
             }
         }
+        if self.contiguous {
+            return self.fill_run(set, t, i, Group { base, valid, dirty, own: 1 << i });
+        }
         let (slot, evicted) = match self.table.probe(set, t) {
             Some(slot) => {
                 let old = self.table.data(slot);
-                let old_ok = if self.contiguous && old.base != base { 0 } else { old.valid };
-                let kept = old_ok & !valid;
-                let e = Group { base, valid: valid | kept, dirty: dirty | (old.dirty & kept), own: 1 << i | (old.own & old_ok) };
+                let kept = old.valid & !valid;
+                let e = Group { base, valid: valid | kept, dirty: dirty | (old.dirty & kept), own: 1 << i | old.own };
                 // Present: the payload is replaced and the entry becomes most recent.
                 let ev = self.table.insert(set, t, e);
                 debug_assert!(ev.is_none());
@@ -267,20 +341,76 @@ impl Coalescing {
             }
             None => {
                 let ev = self.table.insert_after_miss(set, t, Group { base, valid, dirty, own: 1 << i });
-                let slot = if self.contiguous { 0 } else { self.table.probe(set, t).expect("just installed") };
-                (slot, ev.is_some())
+                (self.table.probe(set, t).expect("just installed"), ev.is_some())
             }
         };
-        if !self.contiguous {
-            let row = slot * self.group as usize;
-            let mut bits = valid;
-            while bits != 0 {
-                let j = bits.trailing_zeros() as u64;
-                bits &= bits - 1;
-                self.frames[row + j as usize] = if j == i { f.pfn } else { nb.get(first + j).expect("present").0 };
-            }
+        let row = slot * self.group as usize;
+        let mut bits = valid;
+        while bits != 0 {
+            let j = bits.trailing_zeros() as u64;
+            bits &= bits - 1;
+            self.frames[row + j as usize] = if j == i { f.pfn } else { nb.get(first + j).expect("present").0 };
         }
         evicted
+    }
+
+    /// Install run `new` (the sub-pages a contiguous fill for sub-page `i`
+    /// installs) in the group of tag `gt` in `set`: merged into the run with
+    /// its base, else as a new entry; its sub-pages leave the group's other
+    /// runs. A run left empty by that is freed, except that the first one
+    /// takes the new run in place when no run has its base (so with groups
+    /// of one page a refill is a plain TLB's data replacement). Returns
+    /// whether a valid entry was evicted.
+    fn fill_run(&mut self, set: u32, gt: u64, i: u64, new: Group) -> bool {
+        let mut slots = [0u32; MAX_GROUP];
+        let mut n = 0;
+        self.each_run(set, gt, |slot| {
+            slots[n] = slot as u32;
+            n += 1;
+            false
+        });
+        let (mut same, mut emptied, mut used) = (None, None, 0u64);
+        for &slot in &slots[..n] {
+            let slot = slot as usize;
+            let run = (self.table.tag(slot) & self.run_mask) >> self.run_shift;
+            let e = self.table.data_mut(slot);
+            if e.base == new.base {
+                same = Some(slot);
+            } else if e.valid & !new.valid == 0 {
+                if emptied.is_some() || same.is_some() {
+                    self.table.invalidate_slot(slot);
+                    continue;
+                }
+                emptied = Some(slot);
+            } else {
+                let keep = !new.valid;
+                e.valid &= keep;
+                e.dirty &= keep;
+                e.own &= keep;
+            }
+            used |= 1 << run;
+        }
+        if let (Some(_), Some(slot)) = (same, emptied) {
+            self.table.invalidate_slot(slot);
+        } else if let Some(slot) = emptied {
+            // Present: the payload is replaced and the entry becomes most recent.
+            let ev = self.table.insert(set, self.table.tag(slot), new);
+            debug_assert!(ev.is_none());
+            return false;
+        }
+        if let Some(slot) = same {
+            let old = self.table.data(slot);
+            let kept = old.valid & !new.valid;
+            let e = Group { base: new.base, valid: new.valid | kept, dirty: new.dirty | (old.dirty & kept), own: 1 << i | old.own };
+            // Present: the payload is replaced and the entry becomes most recent.
+            let ev = self.table.insert(set, self.table.tag(slot), e);
+            debug_assert!(ev.is_none());
+            return false;
+        }
+        // The group's other runs hold none of `new`'s sub-pages, so fewer than `group` remain.
+        let run = (!used).trailing_zeros() as u64;
+        debug_assert!(run < self.group, "no free run id");
+        self.table.insert_after_miss(set, gt | run << self.run_shift, new).is_some()
     }
 }
 
@@ -293,14 +423,14 @@ impl TlbOrganisation for Coalescing {
         for k in 0..self.n_sizes {
             let size = self.sizes[k];
             if size == PageSize::Size4K {
-                let (set, t, j) = self.group_of(va >> 12, asid);
-                let Some(slot) = self.table.probe(set, t) else { continue };
-                let e = self.table.data(slot);
-                if e.valid >> j & 1 == 0 {
-                    subpage = true;
+                let (set, gt, j) = self.group_of(va >> 12, asid);
+                let (found, any) = self.find_sub(set, gt, j);
+                let Some(slot) = found else {
+                    subpage |= any;
                     continue;
-                }
-                let _ = self.table.lookup(set, t);
+                };
+                let e = self.table.data(slot);
+                let _ = self.table.lookup(set, self.table.tag(slot));
                 if e.own >> j & 1 == 0 {
                     self.stats.coalesced_hits += 1;
                 }
@@ -364,8 +494,8 @@ impl TlbOrganisation for Coalescing {
         if !self.sizes[..self.n_sizes].contains(&PageSize::Size4K) {
             return;
         }
-        let (set, t, j) = self.group_of(va >> 12, asid);
-        let Some(slot) = self.table.probe(set, t) else { return };
+        let (set, gt, j) = self.group_of(va >> 12, asid);
+        let Some(slot) = self.find_sub(set, gt, j).0 else { return };
         let e = self.table.data(slot);
         out.first_vpn = (va >> 12) - j;
         out.len = self.group as u32;
@@ -379,10 +509,9 @@ impl TlbOrganisation for Coalescing {
         for k in 0..self.n_sizes {
             let size = self.sizes[k];
             if size == PageSize::Size4K {
-                let (set, t, j) = self.group_of(va >> 12, asid);
-                if let Some(slot) = self.table.probe(set, t) {
-                    let e = self.table.data_mut(slot);
-                    e.dirty |= e.valid & 1 << j;
+                let (set, gt, j) = self.group_of(va >> 12, asid);
+                if let Some(slot) = self.find_sub(set, gt, j).0 {
+                    self.table.data_mut(slot).dirty |= 1 << j;
                 }
             } else {
                 let (set, t) = self.page_of(va, size, asid);
@@ -417,12 +546,9 @@ impl Coalescing {
             let (set, t) = self.page_of(va, size, asid);
             return self.table.invalidate(set, t) as u64;
         }
-        let (set, t, j) = self.group_of(va >> 12, asid);
-        let Some(slot) = self.table.probe(set, t) else { return 0 };
+        let (set, gt, j) = self.group_of(va >> 12, asid);
+        let Some(slot) = self.find_sub(set, gt, j).0 else { return 0 };
         let e = self.table.data_mut(slot);
-        if e.valid >> j & 1 == 0 {
-            return 0;
-        }
         let keep = !(1u64 << j);
         e.valid &= keep;
         e.dirty &= keep;
