@@ -262,6 +262,20 @@ struct RefEntry {
     own: Vec<bool>,
 }
 
+/// A fill into an existing entry keeps the old sub-pages it does not install
+/// (and remembers which were installed for themselves).
+fn keep_old_subpages(new: &mut RefEntry, old: &RefEntry, n: usize) {
+    for j in 0..n {
+        if old.frame[j].is_some() {
+            new.own[j] |= old.own[j];
+            if new.frame[j].is_none() {
+                new.frame[j] = old.frame[j];
+                new.dirty[j] = old.dirty[j];
+            }
+        }
+    }
+}
+
 /// A coalescing TLB written the plain way: each set a list of entries, most
 /// recently used first (LRU), each entry with a frame, dirty and "installed
 /// by its own walk" flag per sub-page. With contiguity a group may have
@@ -397,16 +411,7 @@ impl RefCoalescing {
                 pos += 1;
             }
             if let Some(pos) = same {
-                let old = self.content[set][pos].clone();
-                for j in 0..n {
-                    if old.frame[j].is_some() {
-                        new.own[j] |= old.own[j];
-                        if new.frame[j].is_none() {
-                            new.frame[j] = old.frame[j];
-                            new.dirty[j] = old.dirty[j];
-                        }
-                    }
-                }
+                keep_old_subpages(&mut new, &self.content[set][pos], n);
                 self.content[set][pos] = new;
                 self.move_to_front(set, pos);
                 return;
@@ -419,17 +424,8 @@ impl RefCoalescing {
             return;
         }
         if let Some((set, pos, _)) = self.find(f.va, f.size, f.asid) {
-            let old = self.content[set][pos].clone();
             if f.size == K4 {
-                for j in 0..n {
-                    if old.frame[j].is_some() {
-                        new.own[j] |= old.own[j];
-                        if new.frame[j].is_none() {
-                            new.frame[j] = old.frame[j];
-                            new.dirty[j] = old.dirty[j];
-                        }
-                    }
-                }
+                keep_old_subpages(&mut new, &self.content[set][pos], n);
             }
             self.content[set][pos] = new;
             self.move_to_front(set, pos);
