@@ -169,6 +169,7 @@ family! {
     /// Physical frame allocator (`physmem.allocator`).
     family crate::physmem::allocator::FrameAllocator => AnyAllocator, ctx crate::physmem::allocator::AllocCtx, key "allocator" {
         "buddy" => Buddy(crate::physmem::allocator::buddy::Buddy),
+        "iceberg" => Iceberg(crate::physmem::allocator::iceberg::Iceberg),
     }
     methods {
         mut fn alloc(order: u32) -> Option<crate::addr::Pfn>;
@@ -180,6 +181,11 @@ family! {
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
+        mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;
+        mut fn claim(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest) -> bool;
+        ref fn table_headroom(req: &crate::physmem::allocator::PageRequest) -> u64;
+        ref fn needs_ages() -> bool;
+        ref fn table_frame_name() -> &'static str;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
