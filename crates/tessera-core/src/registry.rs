@@ -246,14 +246,20 @@ family! {
         "lru" => Lru(crate::os::eviction::lru::Lru),
         "clock" => Clock(crate::os::eviction::clock::Clock),
         "linux_like" => LinuxLike(crate::os::eviction::linux_like::LinuxLike),
+        "horizon" => Horizon(crate::os::eviction::horizon::Horizon),
     }
     methods {
         mut fn on_map(page: u64);
         mut fn on_unmap(page: u64);
+        mut fn on_evict(page: u64);
         ref fn wants_touches() -> bool;
         mut fn on_touch(page: u64);
         mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
         ref fn resident() -> u64;
+        ref fn ages() -> Option<&dyn crate::physmem::allocator::PageAges>;
+        ref fn scans() -> bool;
+        ref fn scan_due() -> bool;
+        mut fn scan(bits: &mut dyn crate::os::eviction::AccessedBits);
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
