@@ -619,3 +619,30 @@ fn iceberg_runs_are_deterministic() {
     let b = run(&sp, Pattern::HotCold, 30_000, 10 << 20);
     assert_eq!(a.to_json().to_string(), b.to_json().to_string());
 }
+
+/// Page-table nodes come from below the iceberg pool: when that runs out,
+/// the error says so and how to fix it.
+#[test]
+fn iceberg_page_tables_live_below_the_pool() {
+    let sp = spec("tlb_only", &["physmem.capacity=2MiB", "physmem.allocator=iceberg"]);
+    let mut m = Machine::build(&sp, 1).unwrap();
+    let mut err = None;
+    for region in 0..200u64 {
+        // One page in each of 200 separate 1 GiB regions: three new nodes each.
+        if let Err(e) = m.feed(&one(AccessKind::Load, region << 30, 8)) {
+            err = Some(e);
+            break;
+        }
+    }
+    let e = err.expect("64 frames below the pool hold no more than 64 nodes");
+    let text = e.to_string();
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what.contains("outside the iceberg pool")), "{text}");
+    assert!(text.contains("physmem.allocator.buckets"), "{text}");
+    let (mem, pt) = (m.physmem(), m.page_table());
+    assert!(mem.table_frames() >= 60 && mem.table_frames() <= 64);
+    let crate::physmem::allocator::AnyAllocator::Iceberg(ice) = mem.allocator() else { unreachable!() };
+    let mapped: Vec<u64> = (0..200u64).filter_map(|r| pt.translate(mem, 0, r << 30).map(|(p, _)| p.0)).collect();
+    // The failing fault had placed its page before its node could not be.
+    assert_eq!(mapped.len() + 1, mem.mapped_pages());
+    assert!(mapped.len() > 25 && mapped.iter().all(|&p| ice.hasher().in_pool(p)), "data pages are in the pool: {mapped:?}");
+}

@@ -256,6 +256,13 @@ impl PageAges for Horizon {
     fn is_ghost(&self, page: u64) -> bool {
         self.is_resident(page) && self.time[page as usize] < self.horizon
     }
+    #[inline]
+    fn age(&self, page: u64) -> Option<(u64, bool)> {
+        self.is_resident(page).then(|| {
+            let t = self.time[page as usize];
+            (t, t < self.horizon)
+        })
+    }
 }
 
 impl EvictionPolicy for Horizon {

@@ -105,6 +105,10 @@ pub trait PageAges {
     /// Whether the page is a ghost: resident, but older than anything the
     /// policy still considers in use, so its frame counts as free.
     fn is_ghost(&self, page: u64) -> bool;
+    /// Both at once: `(last use, is a ghost)`, `None` for an untracked frame.
+    fn age(&self, page: u64) -> Option<(u64, bool)> {
+        self.last_use(page).map(|t| (t, self.is_ghost(page)))
+    }
 }
 
 pub trait FrameAllocator {

@@ -280,6 +280,15 @@ stat_group! {
     }
 }
 
+/// What page ages say of the used slots of one yard.
+#[derive(Copy, Clone, Debug, Default)]
+struct YardScan {
+    ghosts: u32,
+    /// (last use, frame) of the oldest ghost and of the oldest page.
+    oldest_ghost: Option<(u64, u64)>,
+    oldest: Option<(u64, u64)>,
+}
+
 /// Yards of a bucket.
 const FRONT: usize = 0;
 const BACK: usize = 1;
@@ -505,33 +514,28 @@ impl Iceberg {
         (i / BUCKET_FRAMES, (i % BUCKET_FRAMES) as u32)
     }
 
-    /// The oldest tracked page (smallest last use, then lowest frame) in
-    /// `mask`'s used slots of `bucket`, ghosts only if `ghosts_only`.
-    fn oldest(&self, bucket: u64, mask: u64, ages: &dyn PageAges, ghosts_only: bool, best: &mut Option<(u64, u64)>) {
+    /// What `ages` says of the used slots of one yard of `bucket`, in one pass.
+    fn scan_yard(&self, bucket: u64, yard: usize, ages: &dyn PageAges) -> YardScan {
         let base = self.hasher.bucket_base(bucket);
-        let mut used = !self.buckets[bucket as usize].free & mask;
+        let mut used = !self.buckets[bucket as usize].free & self.yard_mask(yard);
+        let mut out = YardScan::default();
         while used != 0 {
             let page = base + used.trailing_zeros() as u64;
             used &= used - 1;
-            if let Some(t) = ages.last_use(page) {
-                if (!ghosts_only || ages.is_ghost(page)) && best.is_none_or(|b| (t, page) < b) {
-                    *best = Some((t, page));
+            if let Some((t, ghost)) = ages.age(page) {
+                let key = Some((t, page));
+                if out.oldest.is_none() || key < out.oldest {
+                    out.oldest = key;
+                }
+                if ghost {
+                    out.ghosts += 1;
+                    if out.oldest_ghost.is_none() || key < out.oldest_ghost {
+                        out.oldest_ghost = key;
+                    }
                 }
             }
         }
-    }
-
-    /// Ghosts among the used backyard slots of `bucket`.
-    fn back_ghosts(&self, bucket: u64, ages: &dyn PageAges) -> u32 {
-        let base = self.hasher.bucket_base(bucket);
-        let mut used = !self.buckets[bucket as usize].free & self.yard_mask(BACK);
-        let mut n = 0;
-        while used != 0 {
-            let page = base + used.trailing_zeros() as u64;
-            used &= used - 1;
-            n += ages.is_ghost(page) as u32;
-        }
-        n
+        out
     }
 
     /// Whether `a` beats the best so far `best` under the tie rule.
@@ -601,41 +605,44 @@ impl Iceberg {
         }
         let mut cands = [0u64; MAX_CHOICES];
         self.hasher.back_buckets(req.asid, req.vpn, &mut cands);
-        let cands = &cands[..self.d as usize];
-        if cands.iter().all(|&c| self.buckets[c as usize].len[BACK] == 0) {
+        let d = self.d as usize;
+        if cands[..d].iter().all(|&c| self.buckets[c as usize].len[BACK] == 0) {
             self.conflict();
         }
-        if let Some(a) = ages {
-            let mut ghost = None;
-            self.oldest(fb, self.yard_mask(FRONT), a, true, &mut ghost);
-            if let Some((_, page)) = ghost {
-                self.stats.ghost_displacements += 1;
-                self.placed(FRONT);
-                return Placement::Displace(Pfn(page));
+        let front = ages.map(|a| self.scan_yard(fb, FRONT, a)).unwrap_or_default();
+        if let Some((_, page)) = front.oldest_ghost {
+            self.stats.ghost_displacements += 1;
+            self.placed(FRONT);
+            return Placement::Displace(Pfn(page));
+        }
+        // What the ages say of each backyard, read once when first needed.
+        let mut backs = [YardScan::default(); MAX_CHOICES];
+        let mut scanned = false;
+        let exclude = !self.include_ghosts && ages.is_some();
+        if let (Some(a), true) = (ages, exclude) {
+            for j in 0..d {
+                backs[j] = self.scan_yard(cands[j], BACK, a);
             }
+            scanned = true;
         }
         // Power of d choices over the backyards.
-        let exclude = if self.include_ghosts { None } else { ages };
         let (mut best, mut best_occ) = (0, None);
-        for (j, &c) in cands.iter().enumerate() {
-            let used = self.b - self.buckets[c as usize].len[BACK] as u32;
-            let occ = used - exclude.map_or(0, |a| self.back_ghosts(c, a));
+        for j in 0..d {
+            let used = self.b - self.buckets[cands[j] as usize].len[BACK] as u32;
+            let occ = used - if exclude { backs[j].ghosts } else { 0 };
             if self.better(occ, best_occ) {
                 (best, best_occ) = (j, Some(occ));
             }
         }
-        let c = cands[best];
         if best_occ.is_some_and(|o| o < self.b) {
+            let c = cands[best];
             if self.buckets[c as usize].len[BACK] > 0 {
                 let pfn = self.pop(c, BACK);
                 self.placed(BACK);
                 return Placement::Frame(pfn);
             }
             // Its occupancy left ghosts out, so it holds one.
-            let a = exclude.expect("occupancy below b without a free slot counts ghosts");
-            let mut ghost = None;
-            self.oldest(c, self.yard_mask(BACK), a, true, &mut ghost);
-            let (_, page) = ghost.expect("a backyard counted with ghosts holds one");
+            let (_, page) = backs[best].oldest_ghost.expect("a backyard below b without a free slot holds a ghost");
             self.stats.ghost_displacements += 1;
             self.placed(BACK);
             return Placement::Displace(Pfn(page));
@@ -644,30 +651,28 @@ impl Iceberg {
             self.stats.full += 1;
             return Placement::Full;
         };
+        if !scanned {
+            for j in 0..d {
+                backs[j] = self.scan_yard(cands[j], BACK, a);
+            }
+        }
         if self.include_ghosts {
             // The candidate with the fewest live pages that holds a ghost gives up its oldest ghost.
             let (mut pick, mut pick_live) = (None, None);
-            for &c in cands {
-                let ghosts = self.back_ghosts(c, a);
-                if ghosts > 0 && self.better(self.b - ghosts, pick_live) {
-                    (pick, pick_live) = (Some(c), Some(self.b - ghosts));
+            for (j, bs) in backs[..d].iter().enumerate() {
+                if bs.ghosts > 0 && self.better(self.b - bs.ghosts, pick_live) {
+                    (pick, pick_live) = (Some(j), Some(self.b - bs.ghosts));
                 }
             }
-            if let Some(c) = pick {
-                let mut ghost = None;
-                self.oldest(c, self.yard_mask(BACK), a, true, &mut ghost);
-                let (_, page) = ghost.expect("counted a ghost");
+            if let Some(j) = pick {
+                let (_, page) = backs[j].oldest_ghost.expect("counted a ghost");
                 self.stats.ghost_displacements += 1;
                 self.placed(BACK);
                 return Placement::Displace(Pfn(page));
             }
         }
         // No ghost anywhere: the oldest of the h slots goes, and the horizon rises.
-        let mut oldest = None;
-        self.oldest(fb, self.yard_mask(FRONT), a, false, &mut oldest);
-        for &c in cands {
-            self.oldest(c, self.yard_mask(BACK), a, false, &mut oldest);
-        }
+        let oldest = backs[..d].iter().filter_map(|bs| bs.oldest).chain(front.oldest).min();
         match oldest {
             Some((_, page)) => {
                 self.stats.live_displacements += 1;

@@ -411,7 +411,7 @@ fn configs() -> impl Strategy<Value = Config> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn placement_matches_the_reference(c in configs(), with_ages in any::<bool>(), ops in ops(600, 64)) {
         run_against_reference(c, with_ages, ops)?;
