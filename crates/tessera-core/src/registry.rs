@@ -184,6 +184,7 @@ family! {
         mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;
         mut fn claim(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest) -> bool;
         ref fn table_headroom(req: &crate::physmem::allocator::PageRequest) -> u64;
+        ref fn frees_table_room(pfn: crate::addr::Pfn) -> bool;
         ref fn needs_ages() -> bool;
         ref fn table_frame_name() -> &'static str;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);

@@ -609,21 +609,51 @@ fn iceberg_needs_an_eviction_policy_with_page_ages() {
     assert!(matches!(Machine::build(&sp, 1), Err(Error::Config { path, .. }) if path == "physmem.allocator.pool"));
 }
 
+/// Same seed, same stats; with pinned frames inside the pool and THP asking
+/// for 2 MiB pages (which only the buddy allocator below the pool can give).
 #[test]
 fn iceberg_runs_are_deterministic() {
     let sp = spec(
         "sandy_bridge",
-        &["physmem.capacity=8MiB", "physmem.allocator={ kind = \"iceberg\", hash = \"tabulation\" }", "os.swap={ capacity = \"64MiB\" }", "os.eviction={ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 4000 }"],
+        &[
+            "physmem.capacity=16MiB",
+            "physmem.fragmentation=0.5",
+            "physmem.page_size=thp",
+            "physmem.allocator={ kind = \"iceberg\", hash = \"tabulation\", buckets = 40 }",
+            "os.swap={ capacity = \"64MiB\" }",
+            "os.eviction={ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 4000 }",
+        ],
     );
-    let a = run(&sp, Pattern::HotCold, 30_000, 10 << 20);
-    let b = run(&sp, Pattern::HotCold, 30_000, 10 << 20);
-    assert_eq!(a.to_json().to_string(), b.to_json().to_string());
+    let go = || {
+        let mut m = Machine::build(&sp, 5).unwrap();
+        let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 30_000, 32 << 20, 11)).unwrap();
+        crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        m
+    };
+    let (a, b) = (go(), go());
+    let s = a.stats();
+    assert_eq!(s.to_json().to_string(), b.stats().to_json().to_string());
+    assert_eq!(s.get("physmem.pinned_frames"), 4);
+    assert!(s.get("os.pages_2m") > 0, "2 MiB pages below the pool");
+    assert!(s.get("os.evictions") > 0, "{}", s.get("os.faults"));
+    let (pt, mem) = (a.page_table(), a.physmem());
+    assert_eq!(
+        mem.free_frames() + mem.table_frames() + mem.pinned_frames() + pt.mappings(crate::addr::PageSize::Size4K) + 512 * pt.mappings(crate::addr::PageSize::Size2M),
+        mem.capacity_frames()
+    );
+    crate::physmem::allocator::FrameAllocator::check_invariants(mem.allocator()).unwrap();
 }
 
 /// Page-table nodes come from below the iceberg pool: when that runs out,
-/// the error says so and how to fix it.
+/// the error says so and how to fix it (and under memory pressure no pool
+/// page is evicted in vain for them).
 #[test]
 fn iceberg_page_tables_live_below_the_pool() {
+    let pressure = spec("tlb_only", &["physmem.capacity=2MiB", "physmem.allocator=iceberg", "os.swap={ capacity = \"64MiB\" }", "os.eviction=horizon"]);
+    let mut m = Machine::build(&pressure, 1).unwrap();
+    let e = (0..200u64).find_map(|r| m.feed(&one(AccessKind::Load, r << 30, 8)).err()).expect("nodes run out");
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what.contains("outside the iceberg pool")), "{e}");
+    assert_eq!(m.stats().get("os.evictions"), 0, "evicting pool pages frees no frame for nodes");
     let sp = spec("tlb_only", &["physmem.capacity=2MiB", "physmem.allocator=iceberg"]);
     let mut m = Machine::build(&sp, 1).unwrap();
     let mut err = None;

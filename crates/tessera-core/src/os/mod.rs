@@ -228,6 +228,10 @@ impl Os {
                 // Nothing left to evict: the request cannot be met.
                 return mem.alloc_page(req, true).map(|p| p.expect("required allocation"));
             };
+            if mem.table_headroom(&req) < nodes && !mem.allocator().frees_table_room(Pfn(victim)) {
+                // Short of frames for page-table nodes, and evicting this page would not give any.
+                return Err(mem.tables_exhausted());
+            }
             *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
         }
     }

@@ -267,6 +267,18 @@ impl PhysMem {
         self.alloc.table_headroom(req)
     }
 
+    /// The error of a mapping whose page-table nodes find no frame (and no
+    /// eviction would give them one).
+    pub fn tables_exhausted(&self) -> Error {
+        let probe = PageRequest { asid: 0, vpn: 0, size: crate::addr::PageSize::Size4K };
+        Error::OutOfMemory {
+            what: self.alloc.table_frame_name().to_string(),
+            requested_bytes: BASE_PAGE,
+            free_bytes: self.alloc.table_headroom(&probe) * BASE_PAGE,
+            capacity_bytes: self.capacity_frames * BASE_PAGE,
+        }
+    }
+
     /// Free the data page whose first frame is `pfn` (after it was unmapped):
     /// the allocator hears of it and takes its frames back. Returns the page.
     pub fn free_page(&mut self, pfn: Pfn) -> Option<PageRequest> {

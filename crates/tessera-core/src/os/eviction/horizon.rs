@@ -53,6 +53,8 @@
 //!   bit to be set again, which is why the prototype samples hot pages. The
 //!   scanner runs on another core: no cycles are charged for it.
 //! - The options of `linux_sampled` are ignored by `exact`.
+//! - Host memory: 17 bytes per frame of physical memory (a list link pair,
+//!   an owner byte and a time), 5 more with `linux_sampled`.
 //! ## Config
 //! `kind = "horizon"`, `scan = "exact" | "linux_sampled"`, `period_ms`
 //! (1000), `accesses_per_second` (1000000000), `hot_sample_percent` (20),

@@ -49,7 +49,8 @@
 //!   could still get once `req` is placed; the OS evicts until the nodes a
 //!   mapping may need fit. By default data pages and table nodes share the
 //!   free frames (`free_frames() - size of req`); an allocator that keeps
-//!   data pages in a pool of their own says so here.
+//!   data pages in a pool of their own says so here, and says with
+//!   `frees_table_room(pfn)` which evictions give frames back to nodes.
 //! - `needs_ages()` says the allocator cannot make room under pressure
 //!   without [`PageAges`] (an eviction policy's global victim need not be in
 //!   any allowed frame); the OS refuses a policy without ages then.
@@ -145,6 +146,11 @@ pub trait FrameAllocator {
     /// Frames page-table nodes could still get once `req` is placed.
     fn table_headroom(&self, req: &PageRequest) -> u64 {
         self.free_frames().saturating_sub(1 << req.size.order())
+    }
+    /// Whether freeing the page at `pfn` gives frames back to page-table
+    /// nodes (by default every frame does).
+    fn frees_table_room(&self, _pfn: Pfn) -> bool {
+        true
     }
     /// Whether making room needs an eviction policy's [`PageAges`].
     fn needs_ages(&self) -> bool {

@@ -269,8 +269,8 @@ mod tests {
         assert_eq!(h.front_bucket(3, 0x12345), xxh64(&key.to_le_bytes(), 2846245) % 16384);
         let r = 16384 / 6 + 1;
         assert_eq!(r, 2731);
-        for j in 0..6 {
-            let want = (j as u64 * r + xxh64(&key.to_le_bytes(), BACK_SEEDS[j]) % r).min(16383);
+        for (j, seed) in BACK_SEEDS[..6].iter().enumerate() {
+            let want = (j as u64 * r + xxh64(&key.to_le_bytes(), *seed) % r).min(16383);
             assert_eq!(h.back_bucket(3, 0x12345, j as u32), want);
         }
     }

@@ -314,8 +314,9 @@ pub struct Iceberg {
     tie_later: bool,
     include_ghosts: bool,
     buckets: Vec<Bucket>,
-    /// Frames `0 .. begin`.
-    outer: Buddy,
+    /// Frames `0 .. begin` (boxed: it is most of the allocator's size, and
+    /// used only for page-table nodes and large pages).
+    outer: Box<Buddy>,
     pool_free: u64,
     front_used: u64,
     back_used: u64,
@@ -368,7 +369,7 @@ impl Iceberg {
             tie_later: cfg.tie == Tie::Later,
             include_ghosts: cfg.ghost_occupancy == GhostOccupancy::Include,
             buckets: vec![bucket; n as usize],
-            outer: Buddy::new(hasher.begin()),
+            outer: Box::new(Buddy::new(hasher.begin())),
             pool_free: n * BUCKET_FRAMES,
             front_used: 0,
             back_used: 0,
@@ -797,6 +798,10 @@ impl FrameAllocator for Iceberg {
         } else {
             free.saturating_sub(1 << req.size.order())
         }
+    }
+
+    fn frees_table_room(&self, pfn: Pfn) -> bool {
+        !self.hasher.in_pool(pfn.0)
     }
 
     fn needs_ages(&self) -> bool {

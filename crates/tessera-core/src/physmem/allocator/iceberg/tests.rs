@@ -263,8 +263,7 @@ fn with_no_ghost_the_oldest_of_the_h_slots_is_displaced() {
     assert_eq!((s.live_displacements, s.conflicts), (1, conflicts + 1));
     assert!(s.first_conflict_used > 0);
     // A frame the policy does not track (pinned) is never displaced.
-    let mut untracked = Ages::default();
-    untracked.horizon = 0;
+    let untracked = Ages::default();
     assert_eq!(a.place(&req(asid, vpn), Some(&untracked)), Placement::Full);
 }
 
