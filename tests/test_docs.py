@@ -101,9 +101,11 @@ def test_module_docs_name_stats_the_core_emits():
     for preset in tessera.presets():
         emitted |= set(tessera.stat_docs(preset))
     # Components that report only when configured: memory pressure (each
-    # eviction policy) and a 64 KiB page level.
-    for policy in ["lru", "clock", "linux_like"]:
+    # eviction policy), the iceberg allocator and a 64 KiB page level.
+    for policy in ["lru", "clock", "linux_like", "horizon"]:
         emitted |= set(tessera.stat_docs("tlb_only", ['os.swap={ capacity = "1GiB" }', f"os.eviction={policy}"]))
+    # The iceberg allocator (with the one policy it runs with under pressure).
+    emitted |= set(tessera.stat_docs("tlb_only", ["physmem.allocator=iceberg", 'os.swap={ capacity = "1GiB" }', "os.eviction=horizon"]))
     sections = _stats_sections()
     assert len(sections) > 10
     named = 0

@@ -1,6 +1,8 @@
 //! Micro-benchmarks of the hot data structures: `SetAssoc` lookup/insert
-//! (4- and 16-way, LRU and random) and `CacheHierarchy::access` (Sandy Bridge
-//! levels, hit-heavy and miss-heavy, plus the no-cache DRAM path).
+//! (4- and 16-way, LRU and random), `CacheHierarchy::access` (Sandy Bridge
+//! levels, hit-heavy and miss-heavy, plus the no-cache DRAM path), and the
+//! Iceberg allocator's placements (the paper's 16384 × 64-frame pool, at
+//! several loads, and the conflict path that picks a page to displace).
 //! Each iteration runs a fixed batch of operations over precomputed keys, so
 //! the reported throughput is operations per second.
 
@@ -9,6 +11,9 @@ use rand::{Rng, SeedableRng};
 use tessera_core::cache::{CacheHierarchy, Source};
 use tessera_core::config::spec::CacheSpec;
 use tessera_core::config::{load, ConfigSource};
+use tessera_core::physmem::allocator::iceberg::{Config as IcebergConfig, Iceberg};
+use tessera_core::physmem::allocator::{AllocCtx, FrameAllocator, PageAges, PageRequest, Placement};
+use tessera_core::registry::Mechanism;
 use tessera_core::registry::MechanismSpec;
 use tessera_core::replacement::{AnyReplacement, Geometry};
 use tessera_core::rng::SimRng;
@@ -123,5 +128,71 @@ fn hierarchy(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, set_assoc, hierarchy);
+/// Page ages of a full pool: a last use per frame, every page live.
+struct Ages(Vec<u64>);
+
+impl PageAges for Ages {
+    fn last_use(&self, page: u64) -> Option<u64> {
+        self.0.get(page as usize).copied()
+    }
+    fn is_ghost(&self, _page: u64) -> bool {
+        false
+    }
+}
+
+fn iceberg(c: &mut Criterion) {
+    let mut g = c.benchmark_group("iceberg");
+    g.throughput(Throughput::Elements(OPS as u64));
+    let buckets = 16384u64;
+    let pool = buckets * 64;
+    let cfg = IcebergConfig { buckets: Some(buckets), ..IcebergConfig::default() };
+    let fresh = Iceberg::build(&cfg, &AllocCtx { capacity_frames: pool + 4096, seed: 1 }).unwrap();
+    let mut rng = SimRng::seed_from_u64(3);
+    let mut key = move || PageRequest { asid: rng.gen(), vpn: rng.gen_range(0..1u64 << 36), size: tessera_core::addr::PageSize::Size4K };
+    // Allocate OPS pages, then free them again (so every iteration starts
+    // from the same load): allocations + frees per second at that load.
+    for load in [50u64, 90, 97] {
+        let mut a = fresh.clone();
+        while a.free_frames() - 4096 > pool * (100 - load) / 100 {
+            a.alloc_page(&key());
+        }
+        let reqs: Vec<PageRequest> = (0..OPS).map(|_| key()).collect();
+        g.bench_function(BenchmarkId::new("alloc_free", format!("load_{load}")), |b| {
+            let mut a = a.clone();
+            let mut got = Vec::with_capacity(OPS);
+            b.iter(|| {
+                got.clear();
+                got.extend(reqs.iter().filter_map(|r| a.alloc_page(r)));
+                for &p in &got {
+                    a.free(p, 0);
+                }
+                black_box(got.len())
+            })
+        });
+    }
+    // A full pool under memory pressure: each placement finds its h slots
+    // taken and picks the oldest of them to displace (the decision only).
+    let mut full = fresh.clone();
+    let mut placed = 0u64;
+    while placed < pool * 99 / 100 {
+        placed += full.alloc_page(&key()).is_some() as u64;
+    }
+    let ages = Ages((0..pool + 4096).map(|p| p.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20).collect());
+    let reqs: Vec<PageRequest> = (0..OPS).map(|_| key()).collect();
+    g.bench_function("place_conflict", |b| {
+        let mut a = full.clone();
+        b.iter(|| {
+            let mut n = 0u64;
+            for r in &reqs {
+                if let Placement::Displace(p) = a.place(r, Some(&ages)) {
+                    n += p.0;
+                }
+            }
+            black_box(n)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, set_assoc, hierarchy, iceberg);
 criterion_main!(benches);

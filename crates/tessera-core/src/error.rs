@@ -92,6 +92,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 fn oom_hint(what: &str) -> &'static str {
     if what == "swap device" {
         "raise os.swap.capacity"
+    } else if what.contains("iceberg pool") {
+        "leave more memory outside the pool (a smaller physmem.allocator.buckets or pool), or raise physmem.capacity"
     } else {
         "raise physmem.capacity, or add a swap device at os.swap"
     }

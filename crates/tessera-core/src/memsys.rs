@@ -60,7 +60,7 @@ impl MemorySystem {
         let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
         let walker = Walker::build(spec, &format, &names, seed)?;
         let mem = PhysMem::build(&spec.physmem, seed)?;
-        let os = Os::build(spec, &format, mem.capacity_frames(), seed)?;
+        let os = Os::build(spec, &format, &mem, seed)?;
         Ok(MemorySystem { pt: PageTable::new(format), mem, os, walker, caches })
     }
 
@@ -185,10 +185,15 @@ impl MemorySystem {
         self.walker.prefetch_leaf(va, asid, &self.mem);
     }
 
-    /// The OS learns that a translation of the page at frame `pfn_base` was used.
+    /// The OS learns that a translation of the page at frame `pfn_base` was
+    /// used (and runs its eviction policy's periodic scan when one is due,
+    /// which may shoot translations down).
     #[inline(always)]
-    pub fn touched(&mut self, pfn_base: u64) {
+    pub fn touched(&mut self, pfn_base: u64, tlbs: &mut impl Shootdown) {
         self.os.touch(pfn_base);
+        if self.os.scan_due() {
+            self.os.scan(&self.pt, &mut self.mem, tlbs);
+        }
     }
 
     /// Whether the OS wants [`Self::touched`] on every translation.

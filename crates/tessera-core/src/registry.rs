@@ -191,6 +191,7 @@ family! {
     /// Physical frame allocator (`physmem.allocator`).
     family crate::physmem::allocator::FrameAllocator => AnyAllocator, ctx crate::physmem::allocator::AllocCtx, key "allocator" {
         "buddy" => Buddy(crate::physmem::allocator::buddy::Buddy),
+        "iceberg" => Iceberg(crate::physmem::allocator::iceberg::Iceberg),
     }
     methods {
         mut fn alloc(order: u32) -> Option<crate::addr::Pfn>;
@@ -202,6 +203,12 @@ family! {
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
+        mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;
+        mut fn claim(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest) -> bool;
+        ref fn table_headroom(req: &crate::physmem::allocator::PageRequest) -> u64;
+        ref fn frees_table_room(pfn: crate::addr::Pfn) -> bool;
+        ref fn needs_ages() -> bool;
+        ref fn table_frame_name() -> &'static str;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }
@@ -262,14 +269,20 @@ family! {
         "lru" => Lru(crate::os::eviction::lru::Lru),
         "clock" => Clock(crate::os::eviction::clock::Clock),
         "linux_like" => LinuxLike(crate::os::eviction::linux_like::LinuxLike),
+        "horizon" => Horizon(crate::os::eviction::horizon::Horizon),
     }
     methods {
         mut fn on_map(page: u64);
         mut fn on_unmap(page: u64);
+        mut fn on_evict(page: u64);
         ref fn wants_touches() -> bool;
         mut fn on_touch(page: u64);
         mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
         ref fn resident() -> u64;
+        ref fn ages() -> Option<&dyn crate::physmem::allocator::PageAges>;
+        ref fn scans() -> bool;
+        ref fn scan_due() -> bool;
+        mut fn scan(bits: &mut dyn crate::os::eviction::AccessedBits);
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

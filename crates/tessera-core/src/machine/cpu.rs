@@ -287,7 +287,7 @@ impl CpuMachine {
             }
         };
         if self.touches {
-            self.sys.touched(pfn_base);
+            self.sys.touched(pfn_base, &mut self.mmu);
         }
         Ok((pfn_base, size))
     }

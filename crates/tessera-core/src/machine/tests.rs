@@ -476,3 +476,203 @@ fn eviction_policies_report_their_counters() {
         assert!(s.get(name) > 0, "{name}");
     }
 }
+
+/// The mapped pages of a machine agree with its page table and reverse map,
+/// every frame is accounted for, and no TLB holds a stale translation of
+/// the first `pages` pages of address space 0.
+fn check_memory_agrees(m: &Machine, pages: u64, tag: &str) {
+    let (pt, mem) = (m.page_table(), m.physmem());
+    assert_eq!(mem.mapped_pages() as u64, pt.mappings(crate::addr::PageSize::Size4K), "{tag}");
+    assert_eq!(
+        mem.free_frames() + mem.table_frames() + mem.mapped_pages() as u64 + mem.pinned_frames(),
+        mem.capacity_frames(),
+        "{tag}: frames add up"
+    );
+    for page in 0..pages {
+        let va = page << 12;
+        let mapped = pt.translate(mem, 0, va).map(|(p, _)| p.0);
+        if let Some(t) = m.mmu().peek(va, 0) {
+            assert_eq!(mapped, Some(t), "{tag}: stale TLB entry for {va:#x}");
+        }
+        if let Some(pfn) = mapped {
+            let owner = mem.owner(crate::addr::Pfn(pfn)).expect("a mapped page is in the reverse map");
+            assert_eq!((owner.asid, owner.vpn), (0, page), "{tag}");
+        }
+    }
+}
+
+/// Iceberg with Horizon LRU under memory pressure (footprint 1.3× the pool):
+/// pages are displaced and read back, every access completes, each page sits
+/// in one of the h frames its CPFN names, and each eviction went through the
+/// one eviction path (counted by the OS, the policy and the swap device alike).
+#[test]
+fn iceberg_with_horizon_swaps_under_pressure_and_keeps_memory_consistent() {
+    use crate::physmem::allocator::iceberg::cpfn;
+    use crate::physmem::allocator::AnyAllocator;
+    let scans = ["\"horizon\"", "{ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 1000, period_ms = 500 }"];
+    for scan in scans {
+        for preset in ["tlb_only", "sandy_bridge"] {
+            let ev = format!("os.eviction={scan}");
+            let sp = spec(preset, &["physmem.capacity=8MiB", "physmem.allocator=iceberg", "os.swap={ capacity = \"64MiB\" }", &ev]);
+            let mut m = Machine::build(&sp, 5).unwrap();
+            let AnyAllocator::Iceberg(ice) = m.physmem().allocator() else { panic!("not iceberg") };
+            let pool = ice.pool_frames();
+            assert_eq!(pool, 31 * 64, "1/64 of 8 MiB (64 frames) stays below the pool");
+            let footprint = (pool * 13 / 10) << 12;
+            let mut src = Synthetic::new(SyntheticSpec::new(Pattern::HotCold, 40_000, footprint, 11)).unwrap();
+            crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+            let s = m.stats();
+            let tag = format!("{scan} on {preset}");
+            let ice = "physmem.allocator.iceberg";
+            let hz = "os.eviction.horizon";
+            assert_eq!(s.get("core.records"), 40_000, "{tag}: no access lost");
+            assert!(s.get("os.evictions") > 0 && s.get("os.major_faults") > 0, "{tag}");
+            assert_eq!(s.get("os.faults"), s.get("os.minor_faults") + s.get("os.major_faults"), "{tag}");
+            assert_eq!(s.get("os.shootdowns"), s.get("os.evictions"), "{tag}");
+            assert_eq!(s.get("swap.pages_in"), s.get("os.major_faults"), "{tag}");
+            assert!(s.get("swap.pages_out") <= s.get("os.evictions"), "{tag}");
+            // Every eviction was a displacement the allocator asked for, and the policy heard of each.
+            assert_eq!(s.get("os.evictions"), s.get(&format!("{ice}.ghost_displacements")) + s.get(&format!("{ice}.live_displacements")), "{tag}");
+            assert_eq!(s.get("os.evictions"), s.get(&format!("{hz}.live_evictions")) + s.get(&format!("{hz}.ghost_evictions")), "{tag}");
+            assert!(s.get(&format!("{hz}.horizon")) > 0, "{tag}");
+            assert_eq!(s.get(&format!("{ice}.placements")), s.get("os.faults"), "{tag}: every fault placed a 4 KiB page in the pool");
+            let load = s.derived[&format!("{ice}.first_conflict_load")];
+            assert!(load > 0.5 && load < 1.0, "{tag}: first conflict at {load}");
+            assert!(s.derived[&format!("{ice}.steady_utilisation")] > load, "{tag}: ghosts fill memory beyond the first conflict");
+            if scan.contains("sampled") {
+                assert!(s.get(&format!("{hz}.scans")) >= 79, "{tag}");
+                assert!(s.get(&format!("{hz}.flushes")) > 0, "{tag}");
+            }
+            check_memory_agrees(&m, footprint >> 12, &tag);
+            let AnyAllocator::Iceberg(ice) = m.physmem().allocator() else { unreachable!() };
+            crate::physmem::allocator::FrameAllocator::check_invariants(ice).unwrap();
+            let mem = m.physmem();
+            for pfn in ice.hasher().begin()..mem.capacity_frames() {
+                if let Some(r) = mem.owner(crate::addr::Pfn(pfn)) {
+                    let c = ice.cpfn(crate::addr::Pfn(pfn), r.asid, r.vpn);
+                    assert_eq!(cpfn::decode(c, r.asid, r.vpn, ice.hasher()), Some(crate::addr::Pfn(pfn)), "{tag}");
+                }
+            }
+        }
+    }
+}
+
+/// Over a buddy allocator no page is ever a ghost, and exact Horizon LRU is
+/// exact global LRU: every counter but the policies' own is equal.
+#[test]
+fn horizon_over_buddy_is_exact_lru() {
+    for preset in ["tlb_only", "sandy_bridge"] {
+        let run_with = |ev: &str| {
+            let sp = spec(preset, &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", ev]);
+            run(&sp, Pattern::HotCold, 40_000, 12 << 20)
+        };
+        let (lru, hz) = (run_with("os.eviction=lru"), run_with("os.eviction=horizon"));
+        assert!(lru.get("os.evictions") > 100, "{preset}: {}", lru.get("os.evictions"));
+        let ours = |s: &Stats| s.counters.iter().filter(|(k, _)| !k.starts_with("os.eviction.")).map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>();
+        assert_eq!(ours(&lru), ours(&hz), "{preset}");
+        assert_eq!(hz.get("os.eviction.horizon.live_evictions"), hz.get("os.evictions"));
+        assert_eq!(hz.get("os.eviction.horizon.ghosts"), 0);
+    }
+    // With sampled times it still runs and evicts (not exactly LRU).
+    let sp = spec("tlb_only", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction={ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 2000 }"]);
+    let s = run(&sp, Pattern::HotCold, 40_000, 12 << 20);
+    assert!(s.get("os.evictions") > 0 && s.get("os.eviction.horizon.scans") >= 19);
+}
+
+#[test]
+fn iceberg_needs_an_eviction_policy_with_page_ages() {
+    for policy in ["lru", "clock", "linux_like"] {
+        let ev = format!("os.eviction={policy}");
+        let sp = spec("tlb_only", &["physmem.capacity=8MiB", "physmem.allocator=iceberg", "os.swap={ capacity = \"64MiB\" }", &ev]);
+        match Machine::build(&sp, 1) {
+            Err(Error::Config { path, allowed, msg }) => {
+                assert_eq!(path, "os.eviction", "{msg}");
+                assert_eq!(allowed, vec!["horizon"]);
+                assert!(msg.contains("iceberg") && msg.contains(policy), "{msg}");
+            }
+            Err(e) => panic!("{policy}: {e}"),
+            Ok(_) => panic!("{policy}: accepted"),
+        }
+    }
+    // Without a swap device there is nothing to evict: iceberg alone runs until memory is full.
+    let sp = spec("tlb_only", &["physmem.capacity=8MiB", "physmem.allocator={ kind = \"iceberg\", pool = \"4MiB\" }"]);
+    let mut m = Machine::build(&sp, 1).unwrap();
+    let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Sequential, 100_000, 16 << 20, 1)).unwrap();
+    let e = crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap_err();
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what == "a data page"), "{e}");
+    let s = m.stats();
+    assert_eq!(s.get("physmem.allocator.iceberg.pool_frames"), 1024);
+    assert_eq!(s.get("physmem.allocator.iceberg.full"), 1);
+    assert!(s.get("os.pages_4k") > 900, "the pool filled before the first refusal");
+    // A pool larger than memory names its key.
+    let sp = spec("tlb_only", &["physmem.capacity=8MiB", "physmem.allocator={ kind = \"iceberg\", pool = \"16MiB\" }"]);
+    assert!(matches!(Machine::build(&sp, 1), Err(Error::Config { path, .. }) if path == "physmem.allocator.pool"));
+}
+
+/// Same seed, same stats; with pinned frames inside the pool and THP asking
+/// for 2 MiB pages (which only the buddy allocator below the pool can give).
+#[test]
+fn iceberg_runs_are_deterministic() {
+    let sp = spec(
+        "sandy_bridge",
+        &[
+            "physmem.capacity=16MiB",
+            "physmem.fragmentation=0.5",
+            "physmem.page_size=thp",
+            "physmem.allocator={ kind = \"iceberg\", hash = \"tabulation\", buckets = 40 }",
+            "os.swap={ capacity = \"64MiB\" }",
+            "os.eviction={ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 4000 }",
+        ],
+    );
+    let go = || {
+        let mut m = Machine::build(&sp, 5).unwrap();
+        let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 30_000, 32 << 20, 11)).unwrap();
+        crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        m
+    };
+    let (a, b) = (go(), go());
+    let s = a.stats();
+    assert_eq!(s.to_json().to_string(), b.stats().to_json().to_string());
+    assert_eq!(s.get("physmem.pinned_frames"), 4);
+    assert!(s.get("os.pages_2m") > 0, "2 MiB pages below the pool");
+    assert!(s.get("os.evictions") > 0, "{}", s.get("os.faults"));
+    let (pt, mem) = (a.page_table(), a.physmem());
+    assert_eq!(
+        mem.free_frames() + mem.table_frames() + mem.pinned_frames() + pt.mappings(crate::addr::PageSize::Size4K) + 512 * pt.mappings(crate::addr::PageSize::Size2M),
+        mem.capacity_frames()
+    );
+    crate::physmem::allocator::FrameAllocator::check_invariants(mem.allocator()).unwrap();
+}
+
+/// Page-table nodes come from below the iceberg pool: when that runs out,
+/// the error says so and how to fix it (and under memory pressure no pool
+/// page is evicted in vain for them).
+#[test]
+fn iceberg_page_tables_live_below_the_pool() {
+    let pressure = spec("tlb_only", &["physmem.capacity=2MiB", "physmem.allocator=iceberg", "os.swap={ capacity = \"64MiB\" }", "os.eviction=horizon"]);
+    let mut m = Machine::build(&pressure, 1).unwrap();
+    let e = (0..200u64).find_map(|r| m.feed(&one(AccessKind::Load, r << 30, 8)).err()).expect("nodes run out");
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what.contains("outside the iceberg pool")), "{e}");
+    assert_eq!(m.stats().get("os.evictions"), 0, "evicting pool pages frees no frame for nodes");
+    let sp = spec("tlb_only", &["physmem.capacity=2MiB", "physmem.allocator=iceberg"]);
+    let mut m = Machine::build(&sp, 1).unwrap();
+    let mut err = None;
+    for region in 0..200u64 {
+        // One page in each of 200 separate 1 GiB regions: three new nodes each.
+        if let Err(e) = m.feed(&one(AccessKind::Load, region << 30, 8)) {
+            err = Some(e);
+            break;
+        }
+    }
+    let e = err.expect("64 frames below the pool hold no more than 64 nodes");
+    let text = e.to_string();
+    assert!(matches!(&e, Error::OutOfMemory { what, .. } if what.contains("outside the iceberg pool")), "{text}");
+    assert!(text.contains("physmem.allocator.buckets"), "{text}");
+    let (mem, pt) = (m.physmem(), m.page_table());
+    assert!(mem.table_frames() >= 60 && mem.table_frames() <= 64);
+    let crate::physmem::allocator::AnyAllocator::Iceberg(ice) = mem.allocator() else { unreachable!() };
+    let mapped: Vec<u64> = (0..200u64).filter_map(|r| pt.translate(mem, 0, r << 30).map(|(p, _)| p.0)).collect();
+    // The failing fault had placed its page before its node could not be.
+    assert_eq!(mapped.len() + 1, mem.mapped_pages());
+    assert!(mapped.len() > 25 && mapped.iter().all(|&p| ice.hasher().in_pool(p)), "data pages are in the pool: {mapped:?}");
+}

@@ -13,6 +13,17 @@
 //! family that sees pages only as the first frame of each mapped page and
 //! reads accessed bits through [`eviction::AccessedBits`]) and where an
 //! evicted page's contents go ([`swap`]).
+//!
+//! With a swap device, a fault first asks the allocator where the page goes
+//! ([`crate::physmem::allocator::Placement`]), handing it the eviction
+//! policy's page ages: a free frame is used at once; a page the allocator
+//! names to displace is evicted (unmapped, shot down, its lines dropped,
+//! written to swap, freed: the same path as any eviction, so swap I/O is
+//! counted alike for every policy) and its frame takes the new page; only
+//! when the allocator has nothing to offer does the policy's own victim go.
+//! An allocator that places by identity (Iceberg) cannot make room from a
+//! policy's global victim, so it needs a policy with page ages (`horizon`);
+//! any other is a config error at `os.eviction`.
 
 pub mod eviction;
 pub mod swap;
@@ -25,7 +36,7 @@ use crate::memsys::Shootdown;
 use crate::page_size::{PageSizePolicy, PolicyCtx};
 use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
-use crate::physmem::allocator::PageRequest;
+use crate::physmem::allocator::{FrameAllocator, PageRequest, Placement};
 use crate::physmem::PhysMem;
 use crate::registry::{AnyEviction, AnyFormat, AnyPageSizePolicy};
 use eviction::{AccessedBits, EvictionCtx, EvictionPolicy};
@@ -62,6 +73,8 @@ const PAGE_DESCS: [&str; PageSize::COUNT] =
 #[derive(Clone, Debug)]
 struct Pressure {
     eviction: AnyEviction,
+    /// The policy has a periodic scan.
+    scans: bool,
     swap: SwapDevice,
     shootdown_cycles: u64,
     stats: PressureStats,
@@ -80,20 +93,34 @@ pub struct Os {
 }
 
 impl Os {
-    pub fn build(spec: &Spec, format: &AnyFormat, capacity_frames: u64, seed: u64) -> Result<Os> {
+    pub fn build(spec: &Spec, format: &AnyFormat, mem: &PhysMem, seed: u64) -> Result<Os> {
         let sizes = format.sizes().to_vec();
         let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &PolicyCtx { sizes: sizes.clone() }, "physmem.page_size")?;
+        let capacity_frames = mem.capacity_frames();
         let pressure = match (&spec.os.swap, &spec.os.eviction) {
-            (Some(swap), Some(eviction)) => Some(Pressure {
-                eviction: AnyEviction::build(
+            (Some(swap), Some(eviction)) => {
+                let ctx = EvictionCtx { capacity_frames, seed: crate::rng::sub_seed(seed, "os.eviction") };
+                let eviction = AnyEviction::build(eviction, &ctx, "os.eviction")?;
+                let alloc = mem.allocator();
+                if alloc.needs_ages() && eviction.ages().is_none() {
+                    return Err(crate::error::Error::config_allowed(
+                        "os.eviction",
+                        format!(
+                            "the {} allocator may place a page in only a few frames, so under memory pressure it needs an eviction policy that knows page ages; \"{}\" does not",
+                            alloc.name(),
+                            eviction.name()
+                        ),
+                        &eviction::with_ages(),
+                    ));
+                }
+                Some(Pressure {
+                    scans: eviction.scans(),
                     eviction,
-                    &EvictionCtx { capacity_frames, seed: crate::rng::sub_seed(seed, "os.eviction") },
-                    "os.eviction",
-                )?,
-                swap: SwapDevice::new(swap, spec.timing.frequency_ghz)?,
-                shootdown_cycles: spec.os.shootdown_cycles,
-                stats: PressureStats::default(),
-            }),
+                    swap: SwapDevice::new(swap, spec.timing.frequency_ghz)?,
+                    shootdown_cycles: spec.os.shootdown_cycles,
+                    stats: PressureStats::default(),
+                })
+            }
             _ => None,
         };
         Ok(Os { policy, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT] })
@@ -168,7 +195,9 @@ impl Os {
     }
 
     /// Frames for `req`, evicting pages until there are enough free frames
-    /// for it and for the page-table nodes its mapping may need.
+    /// for it and for the page-table nodes its mapping may need: where the
+    /// allocator says (a free frame, or a page it names to displace), or
+    /// else the eviction policy's victims.
     #[allow(clippy::too_many_arguments)]
     fn alloc_evicting(
         &mut self,
@@ -182,20 +211,30 @@ impl Os {
     ) -> Result<Pfn> {
         let nodes = pt.levels() as u64;
         loop {
-            if mem.free_frames() >= nodes + (1 << req.size.order()) {
-                if let Some(pfn) = mem.alloc_page(req, false)? {
-                    return Ok(pfn);
+            if mem.table_headroom(&req) >= nodes {
+                let p = self.pressure.as_ref().expect("called with a swap device");
+                match mem.place_page(req, p.eviction.ages()) {
+                    Placement::Frame(pfn) => return Ok(pfn),
+                    Placement::Displace(victim) => {
+                        *cycles += self.evict(victim, pt, mem, caches, walker, tlbs)?;
+                        return mem.claim_page(req, victim);
+                    }
+                    Placement::Full => {}
                 }
             }
             let p = self.pressure.as_mut().expect("called with a swap device");
             let victim = {
-                let mut bits = PteAccessedBits { pt, mem };
+                let mut bits = PteAccessedBits { pt, mem, tlbs: Some(&mut *tlbs) };
                 p.eviction.victim(&mut bits)
             };
             let Some(victim) = victim else {
                 // Nothing left to evict: the request cannot be met.
                 return mem.alloc_page(req, true).map(|p| p.expect("required allocation"));
             };
+            if mem.table_headroom(&req) < nodes && !mem.allocator().frees_table_room(Pfn(victim)) {
+                // Short of frames for page-table nodes, and evicting this page would not give any.
+                return Err(mem.tables_exhausted());
+            }
             *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
         }
     }
@@ -232,7 +271,7 @@ impl Os {
         p.stats.dirty_lines_written_back += dirty_lines;
         dirty |= dirty_lines > 0;
         let io = p.swap.page_out(SwapKey::new(req.asid, req.vpn), 1 << req.size.order(), dirty)?;
-        p.eviction.on_unmap(pfn.0);
+        p.eviction.on_evict(pfn.0);
         mem.free_page(pfn);
         p.stats.evictions += 1;
         Ok(io + p.shootdown_cycles)
@@ -243,6 +282,23 @@ impl Os {
     pub fn touch(&mut self, pfn: u64) {
         if let Some(p) = &mut self.pressure {
             p.eviction.on_touch(pfn);
+        }
+    }
+
+    /// Whether the eviction policy's periodic scan is due (ask after [`Self::touch`]).
+    #[inline(always)]
+    pub fn scan_due(&self) -> bool {
+        self.pressure.as_ref().is_some_and(|p| p.scans && p.eviction.scan_due())
+    }
+
+    /// Run the eviction policy's periodic scan over the accessed bits in the
+    /// page tables; clearing a bit may shoot the page's translations down
+    /// (the policy's choice).
+    #[cold]
+    pub fn scan(&mut self, pt: &PageTable, mem: &mut PhysMem, tlbs: &mut impl Shootdown) {
+        if let Some(p) = &mut self.pressure {
+            let mut bits = PteAccessedBits { pt, mem, tlbs: Some(tlbs) };
+            p.eviction.scan(&mut bits);
         }
     }
 
@@ -288,22 +344,40 @@ impl Os {
 }
 
 /// The OS reading and clearing a page's accessed bit in its leaf entry.
-/// Like Linux on x86 it does not flush the TLB: a cached translation keeps
-/// the bit from being set again until the page is walked.
-struct PteAccessedBits<'a> {
+/// Like Linux on x86, `test_and_clear` does not flush the TLB: a cached
+/// translation keeps the bit from being set again until the page is walked.
+/// `test_and_clear_flush` also shoots the page's translations down, when
+/// the caller handed over the TLBs.
+struct PteAccessedBits<'a, S: Shootdown> {
     pt: &'a PageTable,
     mem: &'a mut PhysMem,
+    tlbs: Option<&'a mut S>,
 }
 
-impl AccessedBits for PteAccessedBits<'_> {
-    fn test_and_clear(&mut self, page: u64) -> bool {
-        let Some(req) = self.mem.owner(Pfn(page)) else { return false };
-        let Some(leaf) = self.pt.leaf(self.mem, req.asid, req.vpn << BASE_SHIFT) else { return false };
+impl<S: Shootdown> PteAccessedBits<'_, S> {
+    /// Clear the bit; the page (asid, vpn, size) if it was set.
+    fn clear(&mut self, page: u64) -> Option<PageRequest> {
+        let req = self.mem.owner(Pfn(page))?;
+        let leaf = self.pt.leaf(self.mem, req.asid, req.vpn << BASE_SHIFT)?;
         let format = self.pt.format();
         if !format.is_accessed(leaf.raw) {
-            return false;
+            return None;
         }
         self.mem.write_linked(leaf.slot, leaf.word, format.clear_accessed(leaf.raw));
+        Some(req)
+    }
+}
+
+impl<S: Shootdown> AccessedBits for PteAccessedBits<'_, S> {
+    fn test_and_clear(&mut self, page: u64) -> bool {
+        self.clear(page).is_some()
+    }
+
+    fn test_and_clear_flush(&mut self, page: u64) -> bool {
+        let Some(req) = self.clear(page) else { return false };
+        if let Some(t) = &mut self.tlbs {
+            t.shoot_down(req.vpn << BASE_SHIFT, req.size, req.asid);
+        }
         true
     }
 }

@@ -51,7 +51,7 @@ use crate::config::spec::PhysMemSpec;
 use crate::error::{Error, Result};
 use crate::stat_group;
 use crate::stats::{Prefixed, StatGroup, StatVisitor};
-use allocator::{AllocCtx, AnyAllocator, FrameAllocator, PageRequest};
+use allocator::{AllocCtx, AnyAllocator, FrameAllocator, PageAges, PageRequest, Placement};
 
 /// Frames per 2 MiB block.
 const FRAMES_2M: u64 = 512;
@@ -129,7 +129,7 @@ impl PhysMem {
             return Err(Error::config("physmem.fragmentation", format!("must be between 0.0 and 1.0, got {f}")));
         }
         let capacity_frames = cap >> BASE_SHIFT;
-        let alloc = AnyAllocator::build(&spec.allocator, &AllocCtx { capacity_frames }, "physmem.allocator")?;
+        let alloc = AnyAllocator::build(&spec.allocator, &AllocCtx { capacity_frames, seed: crate::rng::sub_seed(seed, "physmem.allocator") }, "physmem.allocator")?;
         let mut mem = PhysMem {
             alloc,
             capacity_frames,
@@ -223,12 +223,59 @@ impl PhysMem {
     pub fn alloc_page(&mut self, req: PageRequest, required: bool) -> Result<Option<Pfn>> {
         match self.alloc.alloc_page(&req) {
             Some(pfn) => {
-                self.owners.insert(pfn.0, req);
-                self.alloc.page_mapped(pfn, &req);
+                self.record(pfn, req);
                 Ok(Some(pfn))
             }
             None if required => Err(self.out_of_memory(req.size.order(), "a data page")),
             None => Ok(None),
+        }
+    }
+
+    /// Ask the allocator where `req` goes under memory pressure, knowing the
+    /// eviction policy's page ages. A `Frame` answer is recorded in the
+    /// reverse map as [`Self::alloc_page`] would; `Displace` and `Full`
+    /// change nothing.
+    pub fn place_page(&mut self, req: PageRequest, ages: Option<&dyn PageAges>) -> Placement {
+        let placement = self.alloc.place(&req, ages);
+        if let Placement::Frame(pfn) = placement {
+            self.record(pfn, req);
+        }
+        placement
+    }
+
+    /// Take the frames at `pfn` for `req` once the page that a
+    /// `Placement::Displace` named there has been evicted.
+    pub fn claim_page(&mut self, req: PageRequest, pfn: Pfn) -> Result<Pfn> {
+        if self.owners.get(pfn.0).is_some() || !self.alloc.claim(pfn, &req) {
+            return Err(Error::config(
+                "physmem.allocator",
+                format!("the allocator asked to displace the page at frame {:#x}, but its frames are not free after the eviction", pfn.0),
+            ));
+        }
+        self.record(pfn, req);
+        Ok(pfn)
+    }
+
+    fn record(&mut self, pfn: Pfn, req: PageRequest) {
+        debug_assert!(!self.owners.get(pfn.0).is_some(), "frame {pfn:?} handed out twice");
+        self.owners.insert(pfn.0, req);
+        self.alloc.page_mapped(pfn, &req);
+    }
+
+    /// Frames page-table nodes could still get once `req` is placed.
+    pub fn table_headroom(&self, req: &PageRequest) -> u64 {
+        self.alloc.table_headroom(req)
+    }
+
+    /// The error of a mapping whose page-table nodes find no frame (and no
+    /// eviction would give them one).
+    pub fn tables_exhausted(&self) -> Error {
+        let probe = PageRequest { asid: 0, vpn: 0, size: crate::addr::PageSize::Size4K };
+        Error::OutOfMemory {
+            what: self.alloc.table_frame_name().to_string(),
+            requested_bytes: BASE_PAGE,
+            free_bytes: self.alloc.table_headroom(&probe) * BASE_PAGE,
+            capacity_bytes: self.capacity_frames * BASE_PAGE,
         }
     }
 
@@ -284,7 +331,7 @@ impl PhysMem {
 
     /// Allocate one zeroed 4 KiB frame with backing storage, for a page-table node.
     pub fn alloc_table_frame(&mut self) -> Result<Pfn> {
-        let pfn = self.alloc(0, "page-table node")?;
+        let pfn = self.alloc(0, self.alloc.table_frame_name())?;
         let slot = match self.spare_slots.pop() {
             Some(s) => {
                 *self.nodes.node_mut(s as usize) = [0; CHUNK];

@@ -52,6 +52,9 @@ pub const DERIVED_DOCS: &[(&str, &str, &str)] = &[
     ("mmu.<tlb>.miss_rate", "fraction", "misses / lookups of one TLB structure"),
     ("cache.<level>.mpki", "misses/kinstr", "demand misses of one cache level per 1000 instructions"),
     ("cache.<level>.walk_ref_share", "fraction", "share of a level's demand accesses that are walk references"),
+    ("physmem.allocator.iceberg.first_conflict_load", "fraction", "pool frames in use / pool frames when a placement first found all of its h slots full (Mosaic Pages, Table 3)"),
+    ("physmem.allocator.iceberg.utilisation", "fraction", "mean share of the pool in use over the utilisation samples"),
+    ("physmem.allocator.iceberg.steady_utilisation", "fraction", "mean share of the pool in use over the samples after the first conflict (steady state)"),
 ];
 
 /// Schema-1 names of the derived metrics with a fixed name, and their
@@ -141,6 +144,14 @@ pub fn compute(stats: &mut Stats, spec: &Spec) {
         let all = g(&format!("cache.{name}.hits")) + g(&format!("cache.{name}.misses"));
         out.push((format!("cache.{name}.mpki"), ratio(misses * 1000.0, ins)));
         out.push((format!("cache.{name}.walk_ref_share"), ratio(walk, all)));
+    }
+    let ice = "physmem.allocator.iceberg";
+    if stats.counters.contains_key(&format!("{ice}.pool_frames")) {
+        let pool = g(&format!("{ice}.pool_frames"));
+        let first = g(&format!("{ice}.first_conflict_used"));
+        out.push((format!("{ice}.first_conflict_load"), if first > 0.0 { ratio(first, pool) } else { f64::NAN }));
+        out.push((format!("{ice}.utilisation"), ratio(g(&format!("{ice}.sampled_used")), g(&format!("{ice}.samples")) * pool)));
+        out.push((format!("{ice}.steady_utilisation"), ratio(g(&format!("{ice}.steady_sampled_used")), g(&format!("{ice}.steady_samples")) * pool)));
     }
     for (k, v) in out {
         debug_assert!(!stats.counters.contains_key(&k), "derived metric {k} shadows a counter");

@@ -17,9 +17,22 @@
 //!   through [`AccessedBits`] as the OS would clear the A bit in a PTE. The
 //!   victim stays resident and tracked: calling `victim` again before anything
 //!   else changes returns the same page;
-//! - [`on_unmap`](EvictionPolicy::on_unmap) when a page stops being resident,
-//!   whether it was the victim or unmapped for another reason (munmap, a page
-//!   split or promotion). Unmapping a page that is not resident is ignored.
+//! - [`on_evict`](EvictionPolicy::on_evict) when a page stops being resident
+//!   because the OS evicted it to make room (the policy's own victim, or a
+//!   page an allocator displaced); by default the same as `on_unmap`.
+//!   Horizon LRU raises its horizon here;
+//! - [`on_unmap`](EvictionPolicy::on_unmap) when a page stops being resident
+//!   for another reason (munmap, a page split or promotion). Unmapping a page
+//!   that is not resident is ignored.
+//! - [`scan`](EvictionPolicy::scan), for a policy whose
+//!   [`scans`](EvictionPolicy::scans) is true, whenever
+//!   [`scan_due`](EvictionPolicy::scan_due) says so after a touch: a periodic
+//!   daemon reading and clearing accessed bits.
+//!
+//! A policy that knows when each resident page was last used offers it as
+//! [`PageAges`] through [`ages`](EvictionPolicy::ages), for allocators that
+//! may place a page in only a few frames and must choose which resident page
+//! to displace (see `physmem::allocator`).
 //!
 //! Policies keep dense per-frame arrays (`u32` links, no hashing): `on_map`,
 //! `on_unmap` and `on_touch` are O(1) and never allocate after construction.
@@ -34,6 +47,7 @@
 //! not the policy's.
 
 pub mod clock;
+pub mod horizon;
 pub mod linux_like;
 mod list;
 pub mod lru;
@@ -42,6 +56,7 @@ pub(crate) mod reference;
 
 pub use crate::registry::AnyEviction;
 use crate::error::{Error, Result};
+pub use crate::physmem::allocator::PageAges;
 
 /// What a policy is built over.
 #[derive(Clone, Debug)]
@@ -65,18 +80,42 @@ impl EvictionCtx {
     }
 }
 
+/// The registered policies that offer [`PageAges`] (for error messages).
+pub fn with_ages() -> Vec<&'static str> {
+    let ctx = EvictionCtx { capacity_frames: 64, seed: 0 };
+    AnyEviction::NAMES
+        .iter()
+        .copied()
+        .filter(|&name| {
+            AnyEviction::resolve(&toml::Value::String(name.into()), "os.eviction")
+                .and_then(|spec| AnyEviction::build(&spec, &ctx, "os.eviction"))
+                .is_ok_and(|p| p.ages().is_some())
+        })
+        .collect()
+}
+
 /// Reads and clears the accessed bit of a resident page (the OS clearing the A bit in its PTE).
 pub trait AccessedBits {
     /// Whether the page's accessed bit was set; it is clear afterwards.
     fn test_and_clear(&mut self, page: u64) -> bool;
+    /// The same, and if the bit was set, also drop the page's cached
+    /// translations so that its next use sets the bit again. By default the
+    /// same as `test_and_clear`.
+    fn test_and_clear_flush(&mut self, page: u64) -> bool {
+        self.test_and_clear(page)
+    }
 }
 
 /// Chooses which resident page to evict (see the module docs for the call order).
 pub trait EvictionPolicy {
     /// A page became resident (mapped) with first frame `page`.
     fn on_map(&mut self, page: u64);
-    /// The page stopped being resident (evicted or unmapped).
+    /// The page stopped being resident (unmapped, or evicted by a policy with no `on_evict` of its own).
     fn on_unmap(&mut self, page: u64);
+    /// The page was evicted to make room; by default `on_unmap`.
+    fn on_evict(&mut self, page: u64) {
+        self.on_unmap(page);
+    }
     /// Whether the machine must call `on_touch` on every translation (exact LRU); policies driven by accessed bits say false.
     fn wants_touches(&self) -> bool;
     /// The page was accessed (called only if `wants_touches`). Hot path: O(1), no allocation.
@@ -85,6 +124,20 @@ pub trait EvictionPolicy {
     fn victim(&mut self, bits: &mut dyn AccessedBits) -> Option<u64>;
     /// Resident pages tracked.
     fn resident(&self) -> u64;
+    /// What the policy knows of page ages, for allocators that place by identity; none by default.
+    fn ages(&self) -> Option<&dyn PageAges> {
+        None
+    }
+    /// Whether the policy has a periodic scan (checked once when the OS is built).
+    fn scans(&self) -> bool {
+        false
+    }
+    /// Whether the periodic scan is due (asked after a touch, only if `scans`).
+    fn scan_due(&self) -> bool {
+        false
+    }
+    /// Run the periodic scan.
+    fn scan(&mut self, _bits: &mut dyn AccessedBits) {}
     /// The policy's own counters (reported as `os.eviction.<name>.*`); none by default.
     fn visit_stats(&self, _v: &mut dyn crate::stats::StatVisitor) {}
 }
@@ -119,7 +172,8 @@ mod tests {
             let mut c = crate::stats::Collector::default();
             p.visit_stats(&mut c);
         }
-        assert_eq!(AnyEviction::NAMES, &["lru", "clock", "linux_like"]);
+        assert_eq!(AnyEviction::NAMES, &["lru", "clock", "linux_like", "horizon"]);
+        assert_eq!(with_ages(), vec!["horizon"]);
     }
 
     #[test]
@@ -128,7 +182,7 @@ mod tests {
         match build("\"fifo\"") {
             Err(Error::Config { path, allowed, .. }) => {
                 assert_eq!(path, "os.eviction.kind");
-                assert_eq!(allowed, vec!["lru", "clock", "linux_like"]);
+                assert_eq!(allowed, vec!["lru", "clock", "linux_like", "horizon"]);
             }
             other => panic!("{other:?}"),
         }

@@ -5,9 +5,10 @@
 //! Each policy's rule written the obvious way over ordered `Vec`s (index 0 is
 //! the head), with linear searches: slow and obviously correct. The harness
 //! feeds both the same random sequence of map / touch / unmap / victim (then
-//! unmap the victim) events, with accessed bits that a map (the faulting
-//! access) or a touch sets, and compares every victim, `resident()`, the full
-//! list order and the accessed bits after every event. Test-only.
+//! evict the victim) events, plus the periodic scans of a policy that has
+//! them, with accessed bits that a map (the faulting access) or a touch
+//! sets, and compares every victim, `resident()`, the full list order and
+//! the accessed bits after every event. Test-only.
 //! ## Stats
 //! None.
 
@@ -197,6 +198,134 @@ impl Snapshot for RefLinuxLike {
     }
 }
 
+/// Horizon LRU: resident pages with their last use and the order in which
+/// they were last made most recent; the victim is the smallest (time, order).
+pub struct RefHorizon {
+    /// (page, last use, sequence number of the last refresh).
+    pages: Vec<(u64, u64, u64)>,
+    now: u64,
+    horizon: u64,
+    seq: u64,
+    sampled: Option<RefSampler>,
+}
+
+struct RefSampler {
+    period: u64,
+    next_scan: u64,
+    hot: u32,
+    flush: bool,
+    rng: crate::rng::SimRng,
+    history: std::collections::BTreeMap<u64, u8>,
+    f0: std::collections::BTreeMap<u64, i32>,
+}
+
+impl RefHorizon {
+    pub fn new(cfg: super::horizon::Config, _frames: u64, seed: u64) -> Self {
+        let sampled = (cfg.scan == super::horizon::Scan::LinuxSampled).then(|| {
+            let period = cfg.period().unwrap();
+            RefSampler {
+                period,
+                next_scan: period,
+                hot: cfg.hot_sample_percent,
+                flush: cfg.flush,
+                rng: crate::rng::component_rng(seed, "os.eviction.horizon"),
+                history: Default::default(),
+                f0: Default::default(),
+            }
+        });
+        RefHorizon { pages: Vec::new(), now: 0, horizon: 0, seq: 0, sampled }
+    }
+
+    fn refresh(&mut self, page: u64) {
+        let (now, seq) = (self.now, self.seq);
+        if let Some(e) = self.pages.iter_mut().find(|e| e.0 == page) {
+            e.1 = now;
+            e.2 = seq;
+            self.seq += 1;
+        }
+    }
+
+    fn sorted(&self) -> Vec<(u64, u64, u64)> {
+        let mut v = self.pages.clone();
+        v.sort_by_key(|e| std::cmp::Reverse(e.2));
+        v
+    }
+}
+
+impl EvictionPolicy for RefHorizon {
+    fn on_map(&mut self, page: u64) {
+        self.pages.push((page, self.now, self.seq));
+        self.seq += 1;
+        if let Some(s) = &mut self.sampled {
+            s.history.insert(page, 0);
+            s.f0.insert(page, 0);
+        }
+    }
+    fn on_unmap(&mut self, page: u64) {
+        self.pages.retain(|e| e.0 != page);
+    }
+    fn on_evict(&mut self, page: u64) {
+        if let Some(&(_, t, _)) = self.pages.iter().find(|e| e.0 == page) {
+            self.horizon = self.horizon.max(t);
+        }
+        self.on_unmap(page);
+    }
+    fn wants_touches(&self) -> bool {
+        true
+    }
+    fn on_touch(&mut self, page: u64) {
+        if self.sampled.is_none() {
+            self.refresh(page);
+        }
+        self.now += 1;
+    }
+    fn victim(&mut self, _bits: &mut dyn AccessedBits) -> Option<u64> {
+        self.pages.iter().min_by_key(|e| (e.1, e.2)).map(|e| e.0)
+    }
+    fn resident(&self) -> u64 {
+        self.pages.len() as u64
+    }
+    fn scans(&self) -> bool {
+        self.sampled.is_some()
+    }
+    fn scan_due(&self) -> bool {
+        self.sampled.as_ref().is_some_and(|s| self.now >= s.next_scan)
+    }
+    fn scan(&mut self, bits: &mut dyn AccessedBits) {
+        use rand::Rng;
+        let mut order: Vec<u64> = self.pages.iter().map(|e| e.0).collect();
+        order.sort_unstable();
+        let mut s = self.sampled.take().unwrap();
+        for p in order {
+            let hot = s.f0[&p] >= 0;
+            let accessed = if hot && s.rng.gen_range(0..100) >= s.hot { true } else if s.flush { bits.test_and_clear_flush(p) } else { bits.test_and_clear(p) };
+            let h = s.history.get_mut(&p).unwrap();
+            *h = *h << 1 | accessed as u8;
+            let f1 = 100 * h.count_ones() as i32 - 480;
+            let f0 = s.f0.get_mut(&p).unwrap();
+            *f0 = (70 * *f0 + 30 * f1 / 100) / 100;
+            if accessed {
+                self.refresh(p);
+            }
+        }
+        s.next_scan = self.now + s.period;
+        self.sampled = Some(s);
+    }
+}
+
+impl Snapshot for RefHorizon {
+    fn snapshot(&self) -> Vec<Vec<u64>> {
+        let order = self.sorted();
+        let mut v = vec![order.iter().map(|e| e.0).collect(), order.iter().map(|e| e.1).collect(), vec![self.horizon, self.now]];
+        v.push(order.iter().filter(|e| e.1 < self.horizon).map(|e| e.0).collect());
+        if let Some(s) = &self.sampled {
+            v.push(order.iter().map(|e| s.f0[&e.0] as i64 as u64).collect());
+            v.push(order.iter().map(|e| s.history[&e.0] as u64).collect());
+        }
+        v
+    }
+}
+
 /// One event of the harness; page numbers are taken modulo the capacity.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -258,6 +387,13 @@ where
                     policy.on_touch(p);
                     reference.on_touch(p);
                 }
+                // A periodic scan falls due on the clock of touches.
+                if policy.scans() && policy.scan_due() {
+                    policy.scan(&mut bp);
+                }
+                if reference.scans() && reference.scan_due() {
+                    reference.scan(&mut br);
+                }
             }
             Op::Unmap(p) => {
                 let p = p % cap;
@@ -277,8 +413,8 @@ where
                     prop_assert!(resident[v as usize], "step {}: victim {} is not resident", step, v);
                     resident[v as usize] = false;
                     count -= 1;
-                    policy.on_unmap(v);
-                    reference.on_unmap(v);
+                    policy.on_evict(v);
+                    reference.on_evict(v);
                     bp.clear(v);
                     br.clear(v);
                 }

@@ -24,8 +24,39 @@
 //! - `page_mapped` and `page_freed` tell the allocator that a data page it
 //!   placed is now mapped, or was unmapped and its frames freed (they are
 //!   freed with `free` right after); both are no-ops by default.
+//!
+//! ## Placing under memory pressure
+//! An allocator that places pages by identity (Iceberg hashes (asid, vpn) to
+//! a few buckets; CoCoA and GTSM slices restrict where an application's
+//! pages go) may find every frame a page is allowed in taken while memory as
+//! a whole is not full. Then "evict the globally least useful page" is the
+//! wrong question: only a page in one of the allowed frames helps. The OS
+//! asks such an allocator instead:
+//! - `place(req, ages)` answers with a [`Placement`]: a free frame
+//!   (`Frame`), a resident page to evict whose frames then take the request
+//!   (`Displace`), or `Full` (nothing can be displaced: the OS falls back to
+//!   its eviction policy's global victim, or fails without a swap device).
+//!   `ages` is what the eviction policy knows about resident pages
+//!   ([`PageAges`]: last use and whether a page is a *ghost*, i.e. already
+//!   as good as evicted); `None` when there is no such policy, and then an
+//!   allocator must not answer `Displace`. `place` decides only: the
+//!   allocator changes nothing for a `Displace` or `Full` answer.
+//!   The default is `alloc_page`, never displacing.
+//! - After evicting a `Displace` victim the OS calls `claim(pfn, req)`,
+//!   which takes exactly those (now free) frames for the request. The
+//!   default takes one 4 KiB frame through `reserve`.
+//! - `table_headroom(req)` is how many frames page-table nodes (`alloc(0)`)
+//!   could still get once `req` is placed; the OS evicts until the nodes a
+//!   mapping may need fit. By default data pages and table nodes share the
+//!   free frames (`free_frames() - size of req`); an allocator that keeps
+//!   data pages in a pool of their own says so here, and says with
+//!   `frees_table_room(pfn)` which evictions give frames back to nodes.
+//! - `needs_ages()` says the allocator cannot make room under pressure
+//!   without [`PageAges`] (an eviction policy's global victim need not be in
+//!   any allowed frame); the OS refuses a policy without ages then.
 
 pub mod buddy;
+pub mod iceberg;
 #[cfg(test)]
 pub mod reference;
 
@@ -48,6 +79,37 @@ pub const MAX_ORDER: u32 = 18;
 #[derive(Clone, Debug)]
 pub struct AllocCtx {
     pub capacity_frames: u64,
+    /// Sub-seed for allocators that draw random numbers (e.g. hash tables).
+    pub seed: u64,
+}
+
+/// Where a data page can go, as answered by [`FrameAllocator::place`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// These free frames are now the page's.
+    Frame(Pfn),
+    /// Evict the resident page whose first frame is this one; its frames
+    /// then take the request (through [`FrameAllocator::claim`]).
+    Displace(Pfn),
+    /// No allowed frame is free and none can be displaced.
+    Full,
+}
+
+/// What an eviction policy knows about the age of resident pages, each
+/// named by its first frame (as the reverse map names them). Read by
+/// allocators that choose among a few allowed frames.
+pub trait PageAges {
+    /// When the page was last used, on the policy's clock (larger is more
+    /// recent); `None` when the frame holds no page the policy tracks (a
+    /// pinned or page-table frame), which must then never be displaced.
+    fn last_use(&self, page: u64) -> Option<u64>;
+    /// Whether the page is a ghost: resident, but older than anything the
+    /// policy still considers in use, so its frame counts as free.
+    fn is_ghost(&self, page: u64) -> bool;
+    /// Both at once: `(last use, is a ghost)`, `None` for an untracked frame.
+    fn age(&self, page: u64) -> Option<(u64, bool)> {
+        self.last_use(page).map(|t| (t, self.is_ghost(page)))
+    }
 }
 
 pub trait FrameAllocator {
@@ -66,6 +128,38 @@ pub trait FrameAllocator {
     fn page_mapped(&mut self, _pfn: Pfn, _req: &PageRequest) {}
     /// The page `req` at `pfn` was unmapped; its frames are freed next.
     fn page_freed(&mut self, _pfn: Pfn, _req: &PageRequest) {}
+
+    /// Where `req` goes under memory pressure (see the module docs). The
+    /// default places with `alloc_page` and never displaces.
+    fn place(&mut self, req: &PageRequest, _ages: Option<&dyn PageAges>) -> Placement {
+        match self.alloc_page(req) {
+            Some(pfn) => Placement::Frame(pfn),
+            None => Placement::Full,
+        }
+    }
+    /// Take the free frames at `pfn` for `req`, after the page a
+    /// `Placement::Displace` named was evicted. False (and no change) when
+    /// they are not free. The default takes one 4 KiB frame with `reserve`.
+    fn claim(&mut self, pfn: Pfn, req: &PageRequest) -> bool {
+        req.size == PageSize::Size4K && self.reserve(pfn)
+    }
+    /// Frames page-table nodes could still get once `req` is placed.
+    fn table_headroom(&self, req: &PageRequest) -> u64 {
+        self.free_frames().saturating_sub(1 << req.size.order())
+    }
+    /// Whether freeing the page at `pfn` gives frames back to page-table
+    /// nodes (by default every frame does).
+    fn frees_table_room(&self, _pfn: Pfn) -> bool {
+        true
+    }
+    /// Whether making room needs an eviction policy's [`PageAges`].
+    fn needs_ages(&self) -> bool {
+        false
+    }
+    /// What to call a page-table node in an out-of-memory error.
+    fn table_frame_name(&self) -> &'static str {
+        "page-table node"
+    }
 
     /// The allocator's own counters (reported as `physmem.allocator.<name>.*`);
     /// none by default.
