@@ -22,10 +22,19 @@
 //!   misses without probing; a miss changes no replacement state.
 //! - A fill of a translation already present replaces its payload and counts
 //!   as a hit for replacement.
+//! - `vanilla_index_quirk = q` reproduces the set index of the vanilla TLB in
+//!   the gem5 fork of "Mosaic Pages: Big TLB Reach with Small Pages" (ASPLOS
+//!   2023, DOI 10.1145/3582016.3582021), whose `getSetNumber` uses the mosaic
+//!   shift whenever mosaic simulation is on: sets are indexed by
+//!   `vpn >> log2(q)`, so `q` consecutive pages share a set (for 4 KiB pages,
+//!   `set = (va >> (12 + log2 q)) mod sets`; larger pages group their own
+//!   page numbers the same way). Off by default (sets indexed by VPN).
 //!
 //! ## Config
-//! `organisation = "set_assoc"` (the default; no parameters). Geometry and
-//! replacement come from the structure (`entries`, `ways`, `replacement`).
+//! `organisation = "set_assoc"` (the default), or `{ kind = "set_assoc",
+//! vanilla_index_quirk = <power of two, 1..=64> }` (default: absent).
+//! Geometry and replacement come from the structure (`entries`, `ways`,
+//! `replacement`).
 //!
 //! ## Stats
 //! Only the five every structure has: `mmu.<name>.{lookups,hits,misses,fills,evictions}`.
@@ -33,17 +42,35 @@
 use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 use super::{payload, tag, tag_asid, tag_vpn, Neighbours};
 use crate::addr::{Asid, PageSize};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::registry::{AnyReplacement, Mechanism};
 use crate::replacement::Geometry;
 use crate::stats::StatVisitor;
 use crate::table::SetAssoc as Table;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// `organisation = "set_assoc"` takes no parameters.
+/// `organisation = "set_assoc"` needs no parameters.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {}
+pub struct Config {
+    /// Index sets by `vpn >> log2(q)` (the gem5 mosaic fork's vanilla TLB); absent: by VPN.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_quirk")]
+    pub vanilla_index_quirk: Option<u32>,
+}
+
+/// Why `vanilla_index_quirk` is not allowed, if it is not.
+fn quirk_problem(q: u32) -> Option<String> {
+    (!(q.is_power_of_two() && q <= super::MAX_GROUP as u32))
+        .then(|| format!("{q} pages: must be a power of two from 1 to {} (the mosaic arity whose index to reproduce)", super::MAX_GROUP))
+}
+
+fn de_quirk<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u32>, D::Error> {
+    let q = u32::deserialize(d)?;
+    match quirk_problem(q) {
+        Some(msg) => Err(serde::de::Error::custom(msg)),
+        None => Ok(Some(q)),
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
@@ -51,6 +78,8 @@ pub struct SetAssoc {
     n_sizes: usize,
     table: Table,
     set_mask: u64,
+    /// log2 of `vanilla_index_quirk` (0: sets indexed by VPN).
+    index_shift: u32,
 }
 
 impl Mechanism for SetAssoc {
@@ -58,7 +87,10 @@ impl Mechanism for SetAssoc {
     const SUMMARY: &'static str = "one entry per page, sets indexed by virtual page number (the conventional TLB)";
     type Config = Config;
     type Ctx = TlbCtx;
-    fn build(_: &Config, ctx: &TlbCtx) -> Result<Self> {
+    fn build(cfg: &Config, ctx: &TlbCtx) -> Result<Self> {
+        if let Some(msg) = cfg.vanilla_index_quirk.and_then(quirk_problem) {
+            return Err(Error::config(format!("{}.organisation.vanilla_index_quirk", ctx.path), msg));
+        }
         let repl = AnyReplacement::build(
             &ctx.replacement,
             &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
@@ -73,6 +105,7 @@ impl Mechanism for SetAssoc {
             n_sizes: ctx.page_sizes.len(),
             table: Table::new(ctx.sets, ctx.ways, repl),
             set_mask: (ctx.sets - 1) as u64,
+            index_shift: cfg.vanilla_index_quirk.map_or(0, u32::trailing_zeros),
         })
     }
 }
@@ -80,7 +113,7 @@ impl Mechanism for SetAssoc {
 impl SetAssoc {
     #[inline(always)]
     fn set_of(&self, vpn: u64) -> u32 {
-        (vpn & self.set_mask) as u32
+        ((vpn >> self.index_shift) & self.set_mask) as u32
     }
 }
 

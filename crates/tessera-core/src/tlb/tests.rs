@@ -338,3 +338,61 @@ fn shootdown_and_flush_reach_every_organisation() {
     assert_eq!(m.flush_asid(3), 2, "the L2 group entry and the L1 copy");
     assert!(matches!(m.lookup((vpn + 2) << 12, 3, false), Lookup::Miss { .. }));
 }
+
+fn one_structure(entries: u32, ways: crate::config::spec::Ways, organisation: &str) -> Result<Tlb> {
+    let spec = crate::config::spec::TlbSpec {
+        level: 1,
+        side: crate::config::spec::Side::Data,
+        page_sizes: vec![PageSize::Size4K],
+        entries,
+        ways,
+        latency: 0,
+        replacement: crate::registry::MechanismSpec { kind: "lru".into(), params: toml::Table::new() },
+        organisation: crate::registry::MechanismSpec { kind: "set_assoc".into(), params: organisation.parse().unwrap() },
+    };
+    Tlb::build("t", &spec, FillPolicy::AllLevels, 1)
+}
+
+/// The gem5 mosaic fork's vanilla TLB groups `q` consecutive pages into one
+/// set; off by default, where consecutive pages go to consecutive sets.
+#[test]
+fn the_vanilla_index_quirk_groups_consecutive_pages_into_one_set() {
+    use crate::config::spec::Ways;
+    let fill = |t: &mut Tlb, vpn: u64| t.fill(&Fill { va: vpn << 12, asid: 0, size: PageSize::Size4K, pfn: vpn, dirty: false }, &Neighbours::EMPTY, false);
+    // Direct-mapped, 8 sets.
+    let mut plain = one_structure(8, Ways::N(1), "").unwrap();
+    let mut quirk = one_structure(8, Ways::N(1), "vanilla_index_quirk = 4").unwrap();
+    for vpn in 0..4 {
+        fill(&mut plain, vpn);
+        fill(&mut quirk, vpn);
+    }
+    assert_eq!((plain.occupancy(), plain.stats.evictions), (4, 0));
+    assert_eq!((quirk.occupancy(), quirk.stats.evictions), (1, 3), "pages 0..3 share set 0");
+    assert!(matches!(quirk.lookup(3 << 12, 0), Probe::Hit { pfn: 3, .. }));
+    // set = (va >> (12 + 2)) mod 8: pages 4..7 go to set 1, page 32 back to set 0.
+    fill(&mut quirk, 5);
+    fill(&mut quirk, 32);
+    assert_eq!(quirk.occupancy(), 2);
+    assert!(matches!(quirk.lookup(3 << 12, 0), Probe::Miss));
+    assert!(matches!(quirk.lookup(5 << 12, 0), Probe::Hit { pfn: 5, .. }));
+    // A quirk of 1 is the plain index.
+    let mut one = one_structure(8, Ways::N(1), "vanilla_index_quirk = 1").unwrap();
+    for vpn in 0..4 {
+        fill(&mut one, vpn);
+    }
+    assert_eq!(one.stats, plain.stats);
+}
+
+#[test]
+fn the_vanilla_index_quirk_must_be_a_power_of_two_up_to_64() {
+    use crate::config::spec::Ways;
+    for q in [0, 3, 128] {
+        let e = one_structure(8, Ways::N(1), &format!("vanilla_index_quirk = {q}")).unwrap_err().to_string();
+        assert!(e.contains("mmu.tlb.t.organisation.vanilla_index_quirk") && e.contains("power of two"), "{e}");
+    }
+    // Absent from the resolved config when not given (the resolved config, and its hash, are as before).
+    let spec = load(&ConfigSource::Preset("mosaic_gem5".into()), &[]).unwrap();
+    assert!(!spec.to_toml().contains("vanilla_index_quirk"));
+    let quirk = load(&ConfigSource::Preset("mosaic_gem5".into()), &["mmu.tlb.dtlb.organisation={ kind = \"set_assoc\", vanilla_index_quirk = 16 }".to_string()]).unwrap();
+    assert!(quirk.to_toml().contains("vanilla_index_quirk = 16"));
+}
