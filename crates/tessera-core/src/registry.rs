@@ -257,6 +257,7 @@ family! {
     family crate::tlb::TlbOrganisation => AnyTlbOrganisation, ctx crate::tlb::TlbCtx, key "organisation" {
         "set_assoc" => SetAssoc(crate::tlb::set_assoc::SetAssoc),
         "coalescing" => Coalescing(crate::tlb::coalescing::Coalescing),
+        "mosaic" => Mosaic(crate::tlb::mosaic::Mosaic),
     }
     methods {
         mut fn lookup(va: u64, asid: crate::addr::Asid) -> crate::tlb::Probe;

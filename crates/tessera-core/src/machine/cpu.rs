@@ -11,6 +11,11 @@
 //! 3. Data loads and stores access the cache hierarchy with the physical address.
 //! 4. Accesses crossing a 4 KiB page translate (and access) both pages.
 //!
+//! A lookup that misses every level only because a mosaic structure lacks
+//! the page in an entry it holds (`Lookup::SubpageFill`) is served without a
+//! walk: the translation is read from the page table at no cost and filled
+//! (a page that is not mapped walks and faults as usual).
+//!
 //! Instruction fetches are translated only when the machine has
 //! instruction-side TLB structures, and do not access the data caches.
 
@@ -285,6 +290,12 @@ impl CpuMachine {
                 }
                 self.walk(va, asid, write, instr)?
             }
+            Lookup::SubpageFill { latency } => {
+                if self.timing.enabled {
+                    self.core.translation_stall_cycles += latency as u64;
+                }
+                self.fill_subpage(va, asid, write, instr)?
+            }
         };
         if self.touches {
             self.sys.touched(pfn_base);
@@ -296,6 +307,22 @@ impl CpuMachine {
     fn set_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
         self.sys.set_dirty(va, asid);
         self.mmu.mark_dirty(va, asid, instr);
+    }
+
+    /// A mosaic structure takes the page into an entry it holds, without a
+    /// walk: the translation is read from the page table at no cost. A page
+    /// that is not mapped walks (and faults) as after any miss.
+    #[inline(never)]
+    fn fill_subpage(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let Some(t) = self.sys.translate_functional(va, asid) else {
+            return self.walk(va, asid, write, instr);
+        };
+        // No neighbours: only this page becomes valid.
+        self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
+        if write && !t.dirty {
+            self.set_dirty(va, asid, instr);
+        }
+        Ok((t.pfn_base, t.size))
     }
 
     /// The TLB-miss path, kept out of line so the hit path stays small.

@@ -17,9 +17,12 @@
 //! ## Organisations (`mmu.tlb.<name>.organisation`)
 //! What one entry of a structure covers is its organisation, a family of the
 //! registry ([`organisation::TlbOrganisation`]): `set_assoc` (one page per
-//! entry, the default) or `coalescing` (an aligned group of 4 KiB pages per
-//! entry). A structure's lookup may also end in a sub-page miss (its group's
-//! entry is present, the page is not), which the hierarchy treats as a miss.
+//! entry, the default), `coalescing` (an aligned group of 4 KiB pages per
+//! entry) or `mosaic` (a mosaic page: a table of contents of the frames of
+//! an aligned group). A structure's lookup may also end in a sub-page miss
+//! (its group's entry is present, the page is not), which the hierarchy
+//! treats as a miss; a mosaic structure may take such a page without a walk
+//! ([`Lookup::SubpageFill`]).
 //!
 //! ## Fast paths
 //! A level-1 hit of a side is memoised ([`Mmu::memo`]) and its repeats only
@@ -33,6 +36,7 @@
 //! `set_assoc` entry is the first frame of the page and a dirty bit.
 
 pub mod coalescing;
+pub mod mosaic;
 pub mod organisation;
 pub mod set_assoc;
 
@@ -126,8 +130,12 @@ impl Default for Neighbours {
 impl TlbCtx {
     /// The build context of structure `name` (`mmu.tlb.<name>`), from a resolved spec.
     pub fn new(name: &str, spec: &TlbSpec, seed: u64) -> TlbCtx {
+        TlbCtx::at(format!("mmu.tlb.{name}"), spec, seed)
+    }
+
+    /// The build context of the structure at config path `path`.
+    pub fn at(path: String, spec: &TlbSpec, seed: u64) -> TlbCtx {
         let ways = spec.ways.resolve(spec.entries);
-        let path = format!("mmu.tlb.{name}");
         TlbCtx {
             entries: spec.entries,
             ways,
@@ -144,7 +152,12 @@ impl TlbCtx {
 /// under the fill policy `fill` (config resolution calls this for every
 /// structure, so a bad combination is a config error).
 pub fn build_organisation(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<AnyTlbOrganisation> {
-    let ctx = TlbCtx::new(name, spec, seed);
+    build_organisation_at(format!("mmu.tlb.{name}"), spec, fill, seed)
+}
+
+/// [`build_organisation`] of the structure at config path `path`.
+pub fn build_organisation_at(path: String, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<AnyTlbOrganisation> {
+    let ctx = TlbCtx::at(path, spec, seed);
     let org = AnyTlbOrganisation::build(&spec.organisation, &ctx, &format!("{}.organisation", ctx.path))?;
     if fill == FillPolicy::Victim && !org.moves_entries() {
         return Err(Error::config(
@@ -175,7 +188,12 @@ pub struct Tlb {
 
 impl Tlb {
     pub fn build(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<Tlb> {
-        let org = build_organisation(name, spec, fill, seed)?;
+        Tlb::build_at(format!("mmu.tlb.{name}"), name, spec, fill, seed)
+    }
+
+    /// [`Tlb::build`] of the structure at config path `path` (a shadow's).
+    pub fn build_at(path: String, name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<Tlb> {
+        let org = build_organisation_at(path, spec, fill, seed)?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in spec.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -268,6 +286,12 @@ pub enum Lookup {
     Hit { pfn_base: u64, size: PageSize, dirty: bool, level: usize, latency: u32 },
     /// Missed every level; `latency` is what the probes cost.
     Miss { latency: u32 },
+    /// Missed every level, and a structure that missed holds the page's
+    /// group and takes the page without a walk ([`Probe::SubpageFill`]):
+    /// the machine reads the translation from the page table at no cost and
+    /// fills it ([`Mmu::fill_walk`], no neighbours), or walks if the page is
+    /// not mapped.
+    SubpageFill { latency: u32 },
 }
 
 /// Most structures one level of one side may hold (e.g. 4K + 2M + 1G + spare).
@@ -534,18 +558,23 @@ impl Mmu {
     fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let mut latency = 0;
         let mut found = None;
+        let mut subpage_fill = false;
         let side = if instr { &self.instr } else { &self.data };
         for step in &side.probes {
             latency += step.latency;
             let t = step.tlb as usize;
-            if let Probe::Hit { pfn, size, dirty } = self.tlbs[t].lookup(va, asid) {
-                found = Some((t, pfn, size, dirty, step.level as usize));
+            match self.tlbs[t].lookup(va, asid) {
+                Probe::Hit { pfn, size, dirty } => found = Some((t, pfn, size, dirty, step.level as usize)),
+                Probe::SubpageFill => subpage_fill = true,
+                Probe::Miss | Probe::SubpageMiss => {}
             }
             if step.ends_level && found.is_some() {
                 break;
             }
         }
-        let Some((t, pfn_base, size, dirty, li)) = found else { return Lookup::Miss { latency } };
+        let Some((t, pfn_base, size, dirty, li)) = found else {
+            return if subpage_fill { Lookup::SubpageFill { latency } } else { Lookup::Miss { latency } };
+        };
         if li > 0 {
             self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {

@@ -108,7 +108,7 @@ fn fast_access(m: &mut Mmu, va: u64, asid: Asid, instr: bool) -> Option<usize> {
             assert_eq!(size, size_of(va));
             Some(level)
         }
-        Lookup::Miss { .. } => {
+        Lookup::Miss { .. } | Lookup::SubpageFill { .. } => {
             m.fill_walk(va, asid, instr, size_of(va), va >> 12, false, &Neighbours::EMPTY);
             None
         }
@@ -395,4 +395,35 @@ fn the_vanilla_index_quirk_must_be_a_power_of_two_up_to_64() {
     assert!(!spec.to_toml().contains("vanilla_index_quirk"));
     let quirk = load(&ConfigSource::Preset("mosaic_gem5".into()), &["mmu.tlb.dtlb.organisation={ kind = \"set_assoc\", vanilla_index_quirk = 16 }".to_string()]).unwrap();
     assert!(quirk.to_toml().contains("vanilla_index_quirk = 16"));
+}
+
+/// A mosaic level-1 structure's sub-page miss: the hierarchy probes the
+/// next level as for any miss; if that misses too, the lookup asks for the
+/// page without a walk, and a fill like a walk's (no neighbours) makes the
+/// sub-page valid in the entry without an eviction.
+#[test]
+fn a_mosaic_sub_page_miss_asks_for_the_page_without_a_walk() {
+    let mut m = mmu_from(&["mmu.tlb.l1_dtlb_4k.organisation={ kind = \"mosaic\", arity = 8 }"], "tlb_only");
+    let vpn = 0x7f00_0000u64;
+    let mut nb = contiguous_run(vpn, 8, 100);
+    nb.pfn[5] = NOT_PRESENT;
+    m.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 100, false, &nb);
+    assert!(matches!(m.lookup((vpn + 3) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 103, .. }));
+    assert_eq!(m.memo(false), None, "a mosaic level 1 turns the memo off");
+    // Page 5 is in neither level: no walk needed for the mosaic entry.
+    assert_eq!(m.lookup((vpn + 5) << 12, 0, false), Lookup::SubpageFill { latency: 0 });
+    m.fill_walk((vpn + 5) << 12, 0, false, PageSize::Size4K, 555, false, &Neighbours::EMPTY);
+    assert!(matches!(m.lookup((vpn + 5) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 555, .. }));
+    let l1 = m.tlbs().iter().find(|t| t.name == "l1_dtlb_4k").unwrap();
+    assert_eq!((l1.occupancy(), l1.stats.evictions, l1.stats.misses), (1, 0, 1));
+    // Page 6 is in the L2 as well (a walk filled it there): an L2 hit, as for any L1 miss.
+    m.fill_walk((vpn + 6) << 12, 0, false, PageSize::Size4K, 106, false, &Neighbours::EMPTY);
+    let l1 = m.tlbs().iter().position(|t| t.name == "l1_dtlb_4k").unwrap();
+    m.tlbs[l1].invalidate_page((vpn + 6) << 12, 0);
+    assert!(matches!(m.lookup((vpn + 6) << 12, 0, false), Lookup::Hit { level: 1, pfn_base: 106, .. }));
+    assert!(matches!(m.lookup((vpn + 6) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 106, .. }));
+    // Under `subpage_miss = "walk"` the same lookup is a plain miss.
+    let mut w = mmu_from(&["mmu.tlb.l1_dtlb_4k.organisation={ kind = \"mosaic\", arity = 8, subpage_miss = \"walk\" }"], "tlb_only");
+    w.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 100, false, &nb);
+    assert_eq!(w.lookup((vpn + 5) << 12, 0, false), Lookup::Miss { latency: 0 });
 }
