@@ -192,6 +192,16 @@ impl MemorySystem {
         Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.slot })
     }
 
+    /// [`Self::neighbours`] of `va`'s page found by a software walk (no
+    /// cost), for a structure that fills without the machine walking;
+    /// `out.len = 0` if `va` is not mapped by a 4 KiB leaf.
+    pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, out: &mut Neighbours) {
+        match self.pt.leaf(&self.mem, asid, va) {
+            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours(va, leaf.slot, n, out),
+            _ => out.len = 0,
+        }
+    }
+
     /// Host-side prefetch of the leaf entry a walk for `va` would read.
     #[inline]
     pub fn prefetch_leaf(&self, va: u64, asid: Asid) {

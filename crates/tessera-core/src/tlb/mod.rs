@@ -24,6 +24,11 @@
 //! treats as a miss; a mosaic structure may take such a page without a walk
 //! ([`Lookup::SubpageFill`]).
 //!
+//! ## Shadow structures (`mmu.shadow.<name>`)
+//! Structures that watch the translations of the machine without taking
+//! part in them ([`shadow::Shadows`]), to compare TLB designs on one access
+//! stream in one run.
+//!
 //! ## Fast paths
 //! A level-1 hit of a side is memoised ([`Mmu::memo`]) and its repeats only
 //! counted, when every level-1 structure of the side is memo-safe
@@ -39,6 +44,7 @@ pub mod coalescing;
 pub mod mosaic;
 pub mod organisation;
 pub mod set_assoc;
+pub mod shadow;
 
 pub use organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 
