@@ -14,8 +14,7 @@
 //! translations stay exact. Replacement evicts whole mosaic pages.
 //!
 //! ## Paper
-//! Gosakan, Han, Kuszmaul, Mubarek, Mishra, Porter, Pritchard, Bender,
-//! Johnson, Zhang, "Mosaic Pages: Big TLB Reach with Small Pages", ASPLOS
+//! Gosakan et al., "Mosaic Pages: Big TLB Reach with Small Pages", ASPLOS
 //! 2023, DOI 10.1145/3582016.3582021: §2.1 (mosaic pages, MVPN, ToC), §2.2
 //! (CPFNs), §3.1 (the gem5 mosaic TLB: a valid bit per sub-page, LRU of
 //! whole mosaic pages, an invalidation of one sub-page clears only its
@@ -325,7 +324,9 @@ impl Mosaic {
 }
 
 impl TlbOrganisation for Mosaic {
-    #[inline]
+    // Out of line, here and in `fill`: inlined into the family's dispatch,
+    // a mosaic arm makes every other organisation's calls dearer.
+    #[inline(never)]
     fn lookup(&mut self, va: u64, asid: Asid) -> Probe {
         let vpn = va >> 12;
         let (set, t, j) = self.group_of(vpn, asid);
@@ -355,6 +356,7 @@ impl TlbOrganisation for Mosaic {
         }
     }
 
+    #[inline(never)]
     fn fill(&mut self, f: &Fill, nb: &Neighbours, _absent: bool) -> bool {
         let vpn = f.va >> 12;
         let (set, t, j) = self.group_of(vpn, f.asid);
@@ -440,6 +442,15 @@ impl TlbOrganisation for Mosaic {
 
     fn memo_safe(&self) -> bool {
         false
+    }
+
+    fn fills_subpages(&self) -> bool {
+        self.subpage_miss == SubpageMiss::Fill
+    }
+
+    fn subpage_fill(&self, va: u64, asid: Asid) -> bool {
+        let (set, t, j) = self.group_of(va >> 12, asid);
+        self.subpage_miss == SubpageMiss::Fill && self.table.probe(set, t).is_some_and(|slot| self.table.data(slot).valid >> j & 1 == 0)
     }
 
     fn neighbours_wanted(&self) -> u32 {

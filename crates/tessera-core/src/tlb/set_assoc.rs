@@ -111,9 +111,48 @@ impl Mechanism for SetAssoc {
 }
 
 impl SetAssoc {
+    /// Set of page number `vpn`. `QUIRK`: under `vanilla_index_quirk` (the
+    /// shift is 0 otherwise, so `true` is right for every structure; `false`
+    /// is the default structures' hot path, which has no shift to do).
     #[inline(always)]
-    fn set_of(&self, vpn: u64) -> u32 {
-        ((vpn >> self.index_shift) & self.set_mask) as u32
+    fn set_of<const QUIRK: bool>(&self, vpn: u64) -> u32 {
+        let v = if QUIRK { vpn >> self.index_shift } else { vpn };
+        (v & self.set_mask) as u32
+    }
+
+    #[inline(always)]
+    fn lookup_in<const QUIRK: bool>(&mut self, va: u64, asid: Asid) -> Probe {
+        for &size in &self.sizes[..self.n_sizes] {
+            let vpn = va >> size.shift();
+            if let Some(slot) = self.table.lookup(self.set_of::<QUIRK>(vpn), tag(vpn, size, asid)) {
+                let data = self.table.data(slot);
+                return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
+            }
+        }
+        Probe::Miss
+    }
+
+    #[inline(always)]
+    fn insert_in<const QUIRK: bool>(&mut self, (t, data): Entry, absent: bool) -> Option<Entry> {
+        let set = self.set_of::<QUIRK>(tag_vpn(t));
+        if absent {
+            self.table.insert_after_miss(set, t, data)
+        } else {
+            self.table.insert(set, t, data)
+        }
+    }
+
+    // The quirk's paths, out of line: the default path only tests for them.
+    #[cold]
+    #[inline(never)]
+    fn lookup_quirk(&mut self, va: u64, asid: Asid) -> Probe {
+        self.lookup_in::<true>(va, asid)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert_quirk(&mut self, e: Entry, absent: bool) -> Option<Entry> {
+        self.insert_in::<true>(e, absent)
     }
 }
 
@@ -125,14 +164,10 @@ impl TlbOrganisation for SetAssoc {
         if self.table.is_empty() {
             return Probe::Miss;
         }
-        for &size in &self.sizes[..self.n_sizes] {
-            let vpn = va >> size.shift();
-            if let Some(slot) = self.table.lookup(self.set_of(vpn), tag(vpn, size, asid)) {
-                let data = self.table.data(slot);
-                return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
-            }
+        if self.index_shift != 0 {
+            return self.lookup_quirk(va, asid);
         }
-        Probe::Miss
+        self.lookup_in::<false>(va, asid)
     }
 
     #[inline(always)]
@@ -142,17 +177,15 @@ impl TlbOrganisation for SetAssoc {
     }
 
     #[inline(always)]
-    fn insert_entry(&mut self, (t, data): Entry, absent: bool) -> Option<Entry> {
-        let set = self.set_of(tag_vpn(t));
-        if absent {
-            self.table.insert_after_miss(set, t, data)
-        } else {
-            self.table.insert(set, t, data)
+    fn insert_entry(&mut self, e: Entry, absent: bool) -> Option<Entry> {
+        if self.index_shift != 0 {
+            return self.insert_quirk(e, absent);
         }
+        self.insert_in::<false>(e, absent)
     }
 
     fn remove_entry(&mut self, t: u64) -> bool {
-        let set = self.set_of(tag_vpn(t));
+        let set = self.set_of::<true>(tag_vpn(t));
         self.table.invalidate(set, t)
     }
 
@@ -175,7 +208,7 @@ impl TlbOrganisation for SetAssoc {
     fn mark_dirty(&mut self, va: u64, asid: Asid) {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            if let Some(slot) = self.table.probe(self.set_of(vpn), tag(vpn, size, asid)) {
+            if let Some(slot) = self.table.probe(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 *self.table.data_mut(slot) |= 1;
             }
         }
@@ -186,7 +219,7 @@ impl TlbOrganisation for SetAssoc {
         for k in 0..self.n_sizes {
             let size = self.sizes[k];
             let vpn = va >> size.shift();
-            if self.table.invalidate(self.set_of(vpn), tag(vpn, size, asid)) {
+            if self.table.invalidate(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 n += 1;
             }
         }

@@ -104,14 +104,16 @@ impl Shadows {
                     }
                 }
                 // The organisation takes this page alone, as it would without a walk.
-                Probe::SubpageFill => t.fill(f, &Neighbours::EMPTY, false),
-                p => {
+                // (`absent` as after any miss of the hierarchy: every fill of a
+                // structure passes true, so the fill is compiled for it alone.)
+                Probe::SubpageFill => t.fill(f, &Neighbours::EMPTY, true),
+                Probe::Miss | Probe::SubpageMiss => {
                     let wants = f.size == PageSize::Size4K && t.org.neighbours_wanted() > 0;
                     if wants && !nb_read {
                         neighbours(*nb_wanted, nb);
                         nb_read = true;
                     }
-                    t.fill(f, if wants { &**nb } else { &Neighbours::EMPTY }, p == Probe::Miss);
+                    t.fill(f, if wants { &**nb } else { &Neighbours::EMPTY }, true);
                 }
             }
         }

@@ -525,7 +525,10 @@ proptest! {
             match op {
                 Op::Lookup { page, asid } => {
                     let va = page << 12 | ((page * 8) & 0xfff);
-                    prop_assert_eq!(fast.lookup(va, asid), slow.lookup(va, asid), "lookup {:#x} asid {}", va, asid);
+                    let got = fast.lookup(va, asid);
+                    prop_assert_eq!(got, slow.lookup(va, asid), "lookup {:#x} asid {}", va, asid);
+                    // What the hierarchy asks after a miss of every level, without side effects.
+                    prop_assert_eq!(fast.org.subpage_fill(va, asid), got == Probe::SubpageFill);
                 }
                 Op::Fill { page, asid, large, dirty, len_pick, present, nb_dirty } => {
                     let size = sizes[(large as usize).min(sizes.len() - 1)];
