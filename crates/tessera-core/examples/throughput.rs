@@ -1,7 +1,8 @@
-//! Profiling harness: `cargo run --release --example throughput -- PRESET PATTERN ACCESSES`
-//! (e.g. `tlb_only uniform 50000000`); run it under `perf record` to profile the
-//! hot path. The README figures come from `tessera bench`, which calls the same
-//! `run::bench`.
+//! Profiling harness: `cargo run --release --example throughput -- PRESET PATTERN ACCESSES [KEY=VALUE ...]`
+//! (e.g. `tlb_only uniform 50000000`, or with config overrides such as
+//! `'mmu.shadow.m={ entries = 1024, ways = 4, organisation = "mosaic" }'`);
+//! run it under `perf record` or callgrind to profile the hot path. The
+//! README figures come from `tessera bench`, which calls the same `run::bench`.
 
 use tessera_core::config::{load, ConfigSource};
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
@@ -11,7 +12,8 @@ fn main() {
     let preset = args.get(1).map(String::as_str).unwrap_or("tlb_only");
     let pattern = args.get(2).map(String::as_str).unwrap_or("uniform");
     let accesses: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50_000_000);
-    let spec = load(&ConfigSource::Preset(preset.into()), &[]).expect("preset");
+    let overrides: Vec<String> = args.iter().skip(4).cloned().collect();
+    let spec = load(&ConfigSource::Preset(preset.into()), &overrides).expect("preset and overrides");
     let pattern = Pattern::parse(pattern).expect("pattern: uniform, sequential or hotcold");
     let mut src = Synthetic::new(SyntheticSpec::new(pattern, accesses, std::env::var("FOOTPRINT").ok().and_then(|s| s.parse().ok()).unwrap_or(8u64 << 30), 1)).expect("stream");
     let r = tessera_core::run::bench(&spec, &mut src).expect("run");
