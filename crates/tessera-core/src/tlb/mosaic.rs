@@ -361,15 +361,26 @@ impl TlbOrganisation for Mosaic {
         let vpn = f.va >> 12;
         let (set, t, j) = self.group_of(vpn, f.asid);
         let first = vpn - j;
-        let present = self.table.probe(set, t);
-        // The sub-pages this fill installs, their dirty bits, and which are large.
+        // A present entry becomes most recently used; an absent one is installed
+        // empty, so that its frames are written in the one pass below.
+        let (slot, old, evicted) = match self.table.lookup(set, t) {
+            Some(slot) => (slot, Some(self.table.data(slot)), false),
+            None => {
+                let ev = self.table.insert_after_miss(set, t, Toc::default());
+                (self.table.probe(set, t).expect("just installed"), None, ev.is_some())
+            }
+        };
+        let row = slot << self.log2_arity;
+        // The sub-pages this fill installs (their frames written), their dirty bits, and which are large.
         let (valid, dirty, large) = if f.size == PageSize::Size4K {
             let (mut v, mut d) = (1u64 << j, (f.dirty as u64) << j);
+            self.frames[row | j as usize] = f.pfn;
             // A present entry takes the group's leaves only when a sub-page miss walks.
-            if present.is_none() || self.subpage_miss == SubpageMiss::Walk {
+            if old.is_none() || self.subpage_miss == SubpageMiss::Walk {
                 for k in 0..self.arity {
                     if k != j {
-                        if let Some((_, dk)) = nb.get(first + k) {
+                        if let Some((p, dk)) = nb.get(first + k) {
+                            self.frames[row | k as usize] = p;
                             v |= 1 << k;
                             d |= (dk as u64) << k;
                         }
@@ -380,44 +391,27 @@ impl TlbOrganisation for Mosaic {
         } else {
             self.held_large = true;
             let m = self.covered(first, vpn, f.size);
+            let page_first = vpn >> f.size.order() << f.size.order();
+            let mut rest = m;
+            while rest != 0 {
+                let k = rest.trailing_zeros() as u64;
+                rest &= rest - 1;
+                self.frames[row | k as usize] = f.pfn + (first + k - page_first);
+            }
             (m, if f.dirty { m } else { 0 }, m)
         };
         let own = if large != 0 { valid } else { 1 << j };
-        let (slot, evicted) = match present {
-            Some(slot) => {
-                let old = self.table.data(slot);
-                let kept = old.valid & !valid;
-                let e = Toc {
-                    valid: valid | kept,
-                    dirty: dirty | (old.dirty & kept),
-                    own: own | (old.own & kept),
-                    large: large | (old.large & kept),
-                    large_size: if large != 0 { f.size.index() as u8 } else { old.large_size },
-                };
-                // Present: the payload is replaced and the entry becomes most recent.
-                let ev = self.table.insert(set, t, e);
-                debug_assert!(ev.is_none());
-                (slot, false)
-            }
-            None => {
-                let e = Toc { valid, dirty, own, large, large_size: f.size.index() as u8 };
-                let ev = self.table.insert_after_miss(set, t, e);
-                (self.table.probe(set, t).expect("just installed"), ev.is_some())
-            }
+        let large_size = if large != 0 { f.size.index() as u8 } else { old.map_or(0, |o| o.large_size) };
+        // Sub-pages the fill does not install keep their state.
+        let old = old.unwrap_or_default();
+        let kept = old.valid & !valid;
+        *self.table.data_mut(slot) = Toc {
+            valid: valid | kept,
+            dirty: dirty | (old.dirty & kept),
+            own: own | (old.own & kept),
+            large: large | (old.large & kept),
+            large_size,
         };
-        let row = slot << self.log2_arity;
-        let mut rest = valid;
-        while rest != 0 {
-            let k = rest.trailing_zeros() as u64;
-            rest &= rest - 1;
-            self.frames[row | k as usize] = if large != 0 {
-                f.pfn + (first + k - (vpn >> f.size.order() << f.size.order()))
-            } else if k == j {
-                f.pfn
-            } else {
-                nb.get(first + k).expect("present neighbour").0
-            };
-        }
         evicted
     }
 
