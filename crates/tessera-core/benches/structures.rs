@@ -1,15 +1,19 @@
 //! Micro-benchmarks of the hot data structures: `SetAssoc` lookup/insert
 //! (4- and 16-way, LRU and random), `CacheHierarchy::access` (Sandy Bridge
-//! levels, hit-heavy and miss-heavy, plus the no-cache DRAM path), and the
-//! Iceberg allocator's placements (the paper's 16384 × 64-frame pool, at
-//! several loads, and the conflict path that picks a page to displace).
+//! levels, hit-heavy and miss-heavy, plus the no-cache DRAM path), TLB
+//! structures by organisation (`set_assoc` against `mosaic`, 1024 entries,
+//! 4-way and fully associative: lookups that hit, and lookups with a fill on
+//! each miss), and the Iceberg allocator's placements (the paper's 16384 ×
+//! 64-frame pool, at several loads, and the conflict path that picks a page
+//! to displace).
 //! Each iteration runs a fixed batch of operations over precomputed keys, so
 //! the reported throughput is operations per second.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use tessera_core::cache::{CacheHierarchy, Source};
-use tessera_core::config::spec::CacheSpec;
+use tessera_core::addr::PageSize;
+use tessera_core::config::spec::{CacheSpec, FillPolicy, Side, TlbSpec, Ways};
 use tessera_core::config::{load, ConfigSource};
 use tessera_core::physmem::allocator::iceberg::{Config as IcebergConfig, Iceberg};
 use tessera_core::physmem::allocator::{AllocCtx, FrameAllocator, PageAges, PageRequest, Placement};
@@ -18,6 +22,7 @@ use tessera_core::registry::MechanismSpec;
 use tessera_core::replacement::{AnyReplacement, Geometry};
 use tessera_core::rng::SimRng;
 use tessera_core::table::SetAssoc;
+use tessera_core::tlb::{Fill, Neighbours, Probe, Tlb};
 
 const OPS: usize = 4096;
 
@@ -194,5 +199,78 @@ fn iceberg(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, set_assoc, hierarchy, iceberg);
+/// A 1024-entry data TLB structure of one organisation.
+fn tlb(ways: Ways, organisation: &str) -> Tlb {
+    let spec = TlbSpec {
+        level: 1,
+        side: Side::Data,
+        page_sizes: vec![PageSize::Size4K],
+        entries: 1024,
+        ways,
+        latency: 0,
+        replacement: MechanismSpec { kind: "lru".into(), params: toml::Table::new() },
+        organisation: MechanismSpec { kind: organisation.split(' ').next().unwrap().into(), params: organisation.split_once(' ').map_or("", |p| p.1).parse().unwrap() },
+    };
+    Tlb::build("bench", &spec, FillPolicy::AllLevels, 3).unwrap()
+}
+
+/// Fill `t` with 4 KiB page `vpn` (frame = a hash of it), its aligned group of 64 pages all mapped.
+fn fill_page(t: &mut Tlb, vpn: u64, nb: &mut Neighbours) {
+    let frame = |v: u64| v.wrapping_mul(0x9e37_79b9) >> 8;
+    nb.first_vpn = vpn & !63;
+    nb.len = 64;
+    for k in 0..64 {
+        nb.pfn[k as usize] = frame(nb.first_vpn + k);
+    }
+    t.fill(&Fill { va: vpn << 12, asid: 0, size: PageSize::Size4K, pfn: frame(vpn), dirty: false }, nb, true);
+}
+
+fn tlb_organisations(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tlb_organisation");
+    g.throughput(Throughput::Elements(OPS as u64));
+    let mut rng = SimRng::seed_from_u64(4);
+    // Pages 0..1024: every organisation holds them all at 1024 entries.
+    let resident: Vec<u64> = (0..OPS).map(|_| rng.gen_range(0..1024u64) << 12 | rng.gen_range(0..4096u64)).collect();
+    // Pages 0..65536: most lookups miss even Mosaic-64's entries, and fill.
+    let wide: Vec<u64> = (0..OPS).map(|_| rng.gen_range(0..65536u64) << 12).collect();
+    let mut nb = Neighbours::EMPTY;
+    for (ways, wname) in [(Ways::N(4), "4way"), (Ways::Full, "full")] {
+        for org in ["set_assoc", "mosaic arity = 4", "mosaic arity = 64"] {
+            let id = format!("{}_{wname}", org.replace(" arity = ", ""));
+            let mut full = tlb(ways, org);
+            for vpn in 0..1024 {
+                fill_page(&mut full, vpn, &mut nb);
+            }
+            g.bench_function(BenchmarkId::new("lookup_hit", &id), |b| {
+                let mut t = full.clone();
+                b.iter(|| {
+                    let mut n = 0u64;
+                    for &va in &resident {
+                        if let Probe::Hit { pfn, .. } = t.lookup(va, 0) {
+                            n += pfn;
+                        }
+                    }
+                    black_box(n)
+                })
+            });
+            g.bench_function(BenchmarkId::new("lookup_fill", &id), |b| {
+                let mut t = full.clone();
+                let mut nb = Neighbours::EMPTY;
+                b.iter(|| {
+                    let mut n = 0u64;
+                    for &va in &wide {
+                        match t.lookup(va, 0) {
+                            Probe::Hit { pfn, .. } => n += pfn,
+                            _ => fill_page(&mut t, va >> 12, &mut nb),
+                        }
+                    }
+                    black_box(n)
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, set_assoc, hierarchy, tlb_organisations, iceberg);
 criterion_main!(benches);

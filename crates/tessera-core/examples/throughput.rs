@@ -1,8 +1,10 @@
-//! Profiling harness: `cargo run --release --example throughput -- PRESET PATTERN ACCESSES`
-//! (e.g. `tlb_only uniform 50000000`); run it under `perf record` to profile the
-//! hot path. The README figures come from `tessera bench`, which calls the same
-//! `run::bench`. `FOOTPRINT=<bytes>` sets the stream's footprint; `SET` holds
-//! config overrides separated by `;` (e.g. `SET='physmem.capacity="168MiB";os.swap={capacity="1GiB"}'`).
+//! Profiling harness: `cargo run --release --example throughput -- PRESET PATTERN ACCESSES [KEY=VALUE ...]`
+//! (e.g. `tlb_only uniform 50000000`, or with config overrides such as
+//! `'mmu.shadow.m={ entries = 1024, ways = 4, organisation = "mosaic" }'`);
+//! run it under `perf record` or callgrind to profile the hot path. The
+//! README figures come from `tessera bench`, which calls the same `run::bench`.
+//! `FOOTPRINT=<bytes>` sets the stream's footprint; `SET` holds more config
+//! overrides separated by `;` (e.g. `SET='physmem.capacity="168MiB";os.swap={capacity="1GiB"}'`).
 
 use tessera_core::config::{load, ConfigSource};
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
@@ -12,8 +14,9 @@ fn main() {
     let preset = args.get(1).map(String::as_str).unwrap_or("tlb_only");
     let pattern = args.get(2).map(String::as_str).unwrap_or("uniform");
     let accesses: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50_000_000);
-    let overrides: Vec<String> =
+    let mut overrides: Vec<String> =
         std::env::var("SET").map(|s| s.split(';').filter(|o| !o.is_empty()).map(String::from).collect()).unwrap_or_default();
+    overrides.extend(args.iter().skip(4).cloned());
     let spec = load(&ConfigSource::Preset(preset.into()), &overrides).expect("preset and overrides");
     let pattern = Pattern::parse(pattern).expect("pattern: uniform, sequential or hotcold");
     let mut src = Synthetic::new(SyntheticSpec::new(pattern, accesses, std::env::var("FOOTPRINT").ok().and_then(|s| s.parse().ok()).unwrap_or(8u64 << 30), 1)).expect("stream");

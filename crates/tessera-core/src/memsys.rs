@@ -179,6 +179,39 @@ impl MemorySystem {
         }
     }
 
+    /// The translation of `va`, read from the page table on the host at no
+    /// cost: no walk, no cache reference, no walker counter (a TLB that takes
+    /// a page into an entry it holds without walking, such as the mosaic
+    /// TLB's sub-page fill). Sets the entries' accessed bits as a walk would,
+    /// since the translation is now cached. None if `va` is not mapped.
+    pub fn translate_functional(&mut self, va: u64, asid: Asid) -> Option<Translation> {
+        use crate::pagetable::format::PageTableFormat;
+        let leaf = self.pt.leaf(&self.mem, asid, va)?;
+        let format = self.pt.format();
+        let used = format.used(leaf.raw, true, false);
+        if used != leaf.raw {
+            self.mem.write_linked(leaf.slot, leaf.word, used);
+        }
+        if let Some((slot, word)) = leaf.large {
+            let raw = self.mem.read_entry(slot, word);
+            let used = format.used(raw, false, false);
+            if used != raw {
+                self.mem.write_linked(slot, word, used);
+            }
+        }
+        Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.slot })
+    }
+
+    /// [`Self::neighbours`] of `va`'s page found by a software walk (no
+    /// cost), for a structure that fills without the machine walking;
+    /// `out.len = 0` if `va` is not mapped by a 4 KiB leaf.
+    pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, out: &mut Neighbours) {
+        match self.pt.leaf(&self.mem, asid, va) {
+            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours(va, leaf.slot, n, out),
+            _ => out.len = 0,
+        }
+    }
+
     /// Host-side prefetch of the leaf entry a walk for `va` would read.
     #[inline]
     pub fn prefetch_leaf(&self, va: u64, asid: Asid) {

@@ -289,9 +289,11 @@ family! {
 
 family! {
     /// Organisation of one TLB structure: what an entry covers and how it is filled (`mmu.tlb.<name>.organisation`).
+    #[repr(u8)] // A tag byte: matching a variant is one compare, however many members (no niche decoding).
     family crate::tlb::TlbOrganisation => AnyTlbOrganisation, ctx crate::tlb::TlbCtx, key "organisation" {
         "set_assoc" => SetAssoc(crate::tlb::set_assoc::SetAssoc),
         "coalescing" => Coalescing(crate::tlb::coalescing::Coalescing),
+        "mosaic" => Mosaic(crate::tlb::mosaic::Mosaic),
     }
     methods {
         mut fn lookup(va: u64, asid: crate::addr::Asid) -> crate::tlb::Probe;
@@ -300,6 +302,8 @@ family! {
         mut fn remove_entry(tag: u64) -> bool;
         ref fn moves_entries() -> bool;
         ref fn memo_safe() -> bool;
+        ref fn fills_subpages() -> bool;
+        ref fn subpage_fill(va: u64, asid: crate::addr::Asid) -> bool;
         ref fn neighbours_wanted() -> u32;
         ref fn entry_neighbours(va: u64, asid: crate::addr::Asid, out: &mut crate::tlb::Neighbours);
         mut fn mark_dirty(va: u64, asid: crate::addr::Asid);

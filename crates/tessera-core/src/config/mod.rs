@@ -203,6 +203,7 @@ fn structure_collection(path: &[&str]) -> Option<&'static str> {
     match path {
         ["mmu", "tlb"] => Some("TLB structure"),
         ["mmu", "psc"] => Some("paging-structure cache"),
+        ["mmu", "shadow"] => Some("shadow TLB structure"),
         ["cache"] => Some("cache level"),
         _ => None,
     }
@@ -402,6 +403,48 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
                 }
             }
         }
+    }
+
+    // Shadow structures: a TLB structure's geometry and mechanisms, seeing one side.
+    if !spec.mmu.shadow.is_empty() && spec.mmu.tlb.contains_key("shadow") {
+        return Err(Error::config(
+            "mmu.tlb.shadow",
+            "a TLB structure named `shadow` would report its stats among the shadow structures' (mmu.shadow.*); rename it",
+        ));
+    }
+    let translates_instr = spec.mmu.tlb.values().any(|t| t.side != Side::Data);
+    for (name, s) in spec.mmu.shadow.iter_mut() {
+        let path = format!("mmu.shadow.{name}");
+        if s.side != Side::Data && !translates_instr {
+            return Err(Error::config_allowed(
+                format!("{path}.side"),
+                "this machine does not translate instruction fetches (it has no instruction-side TLB structure)",
+                &["data"],
+            ));
+        }
+        if s.page_sizes.is_empty() {
+            s.page_sizes = PageSize::ALL.into_iter().filter(|p| *p == PageSize::Size4K || produced.contains(p)).collect();
+        }
+        let mut seen = s.page_sizes.clone();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != s.page_sizes.len() {
+            return Err(Error::config(format!("{path}.page_sizes"), "lists a page size twice"));
+        }
+        if let Some(ps) = produced.iter().find(|p| !s.page_sizes.contains(p)) {
+            return Err(Error::config(
+                format!("{path}.page_sizes"),
+                format!(
+                    "the page-size policy can map {} pages, which this shadow structure would never hold; add `{}` (or leave page_sizes out: every size mapped)",
+                    ps.name(),
+                    ps.name()
+                ),
+            ));
+        }
+        geometry(&path, s.entries, s.ways)?;
+        resolve_mech(&mut s.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+        resolve_mech(&mut s.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
+        crate::tlb::build_organisation_at(path, &s.as_tlb(), spec::FillPolicy::AllLevels, 0)?;
     }
 
     // Paging-structure caches.

@@ -207,6 +207,47 @@ fn default_set_assoc() -> MechanismSpec {
     MechanismSpec { kind: "set_assoc".into(), params: toml::Table::new() }
 }
 
+fn d_data() -> Side {
+    Side::Data
+}
+
+/// A shadow TLB structure (`[mmu.shadow.<name>]`): it sees every 4 KiB-page
+/// translation of its side that the machine makes, looks it up and fills
+/// itself from it on a miss, and takes no part in the machine's
+/// translation (its counters only, under `mmu.shadow.<name>.*`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowSpec {
+    /// Which translations it sees (`unified`: data and instruction fetches).
+    #[serde(default = "d_data")]
+    pub side: Side,
+    /// Page sizes it holds; resolved to 4 KiB plus every size the page-size policy maps when not given.
+    #[serde(default)]
+    pub page_sizes: Vec<PageSize>,
+    pub entries: u32,
+    pub ways: Ways,
+    #[serde(default = "default_lru")]
+    pub replacement: MechanismSpec,
+    #[serde(default = "default_set_assoc")]
+    pub organisation: MechanismSpec,
+}
+
+impl ShadowSpec {
+    /// The same structure as a level-1 TLB of the hierarchy (what it is built as).
+    pub fn as_tlb(&self) -> TlbSpec {
+        TlbSpec {
+            level: 1,
+            side: self.side,
+            page_sizes: self.page_sizes.clone(),
+            entries: self.entries,
+            ways: self.ways,
+            latency: 0,
+            replacement: self.replacement.clone(),
+            organisation: self.organisation.clone(),
+        }
+    }
+}
+
 /// One paging-structure cache (`[mmu.psc.<pml5e|pml4e|pdpte|pde>]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -241,6 +282,9 @@ pub struct MmuSpec {
     pub tlb: BTreeMap<String, TlbSpec>,
     #[serde(default)]
     pub psc: BTreeMap<String, PscSpec>,
+    /// Shadow structures: watch the translations, change nothing (written out only when present).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shadow: BTreeMap<String, ShadowSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,15 @@
 //! 3. Data loads and stores access the cache hierarchy with the physical address.
 //! 4. Accesses crossing a 4 KiB page translate (and access) both pages.
 //!
+//! A lookup that misses every level only because a mosaic structure lacks
+//! the page in an entry it holds (`Lookup::SubpageFill`) is served without a
+//! walk: the translation is read from the page table at no cost and filled
+//! (a page that is not mapped walks and faults as usual).
+//!
+//! Shadow TLB structures (`mmu.shadow`) see every translation of their side
+//! after it is made ([`crate::tlb::shadow`]); the machine then counts every
+//! access one by one, and its own counters are unchanged.
+//!
 //! Instruction fetches are translated only when the machine has
 //! instruction-side TLB structures, and do not access the data caches.
 
@@ -24,7 +33,8 @@ use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
-use crate::tlb::{Lookup, MemoKey, Mmu, Neighbours};
+use crate::tlb::shadow::Shadows;
+use crate::tlb::{Fill, Lookup, MemoKey, Mmu, Neighbours};
 
 /// Per-kind counters of a repeat run, packed in one word: `RUN_BITS` bits
 /// per `AccessKind` value, so a run is at most `RUN_MASK` records.
@@ -77,6 +87,8 @@ pub struct CpuMachine {
     baseline: Option<Baseline>,
     /// The 4 KiB leaf translations around a walked page, for TLBs that fill from them.
     neighbours: Box<Neighbours>,
+    /// Shadow TLB structures, if any are configured.
+    shadows: Option<Box<Shadows>>,
 }
 
 /// What the counters were when measurement began: the core's own counters
@@ -93,16 +105,31 @@ impl Shootdown for Mmu {
     }
 }
 
+/// The TLBs and the shadows watching them: a shootdown reaches both, and
+/// counts only the TLBs' entries.
+struct Watched<'a> {
+    mmu: &'a mut Mmu,
+    shadows: &'a mut Shadows,
+}
+
+impl Shootdown for Watched<'_> {
+    fn shoot_down(&mut self, va: u64, _size: PageSize, asid: Asid) -> u64 {
+        self.shadows.invalidate_page(va, asid);
+        self.mmu.invalidate_page(va, asid)
+    }
+}
+
 impl CpuMachine {
     pub fn build(spec: &Spec, seed: u64) -> Result<CpuMachine> {
         let sys = MemorySystem::build(spec, seed)?;
         let mmu = Mmu::build(&spec.mmu, seed)?;
         let l1 = spec.cache.l1d.as_ref().map(|l| l.latency);
         let timing = IntervalModel::new(&spec.timing, l1);
+        let shadows = Shadows::build(&spec.mmu.shadow, seed)?;
         Ok(CpuMachine {
             translate_instr: mmu.translates_instr(),
-            // Bulk runs count repeats without telling the OS of each use.
-            bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches(),
+            // Bulk runs count repeats without telling the OS (or the shadows) of each use.
+            bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches() && shadows.is_none(),
             touches: sys.wants_touches(),
             spec: spec.clone(),
             mmu,
@@ -111,6 +138,7 @@ impl CpuMachine {
             core: CoreStats::default(),
             baseline: None,
             neighbours: Box::new(Neighbours::EMPTY),
+            shadows,
         })
     }
 
@@ -153,6 +181,16 @@ impl CpuMachine {
 
     /// Simulate one batch of accesses.
     pub fn feed(&mut self, batch: &AccessBatch) -> Result<()> {
+        // One choice per batch: without shadows the per-access path has no trace of them.
+        if self.shadows.is_some() {
+            self.feed_with::<true>(batch)
+        } else {
+            self.feed_with::<false>(batch)
+        }
+    }
+
+    /// [`Self::feed`]; `SHADOWS`: shadow structures watch the translations.
+    fn feed_with<const SHADOWS: bool>(&mut self, batch: &AccessBatch) -> Result<()> {
         let n = batch.len();
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
@@ -161,7 +199,7 @@ impl CpuMachine {
         while i < n {
             // Without data caches a data access that repeats the memoised
             // page only counts, so runs of them are counted in bulk.
-            if self.bulk_runs {
+            if !SHADOWS && self.bulk_runs {
                 if let Some(key) = self.mmu.memo(false) {
                     let j = self.count_repeat_run(batch, i, key);
                     if j > i {
@@ -200,9 +238,9 @@ impl CpuMachine {
                 AccessKind::IFetch => {
                     self.core.ifetches += 1;
                     if self.translate_instr {
-                        self.translate(va, asid, false, true)?;
+                        self.translate::<SHADOWS>(va, asid, false, true)?;
                         if crosses {
-                            self.translate(last & !0xfff, asid, false, true)?;
+                            self.translate::<SHADOWS>(last & !0xfff, asid, false, true)?;
                         }
                     }
                 }
@@ -213,9 +251,9 @@ impl CpuMachine {
                     } else {
                         self.core.loads += 1;
                     }
-                    self.data_access(va, asid, write)?;
+                    self.data_access::<SHADOWS>(va, asid, write)?;
                     if crosses {
-                        self.data_access(last & !0xfff, asid, write)?;
+                        self.data_access::<SHADOWS>(last & !0xfff, asid, write)?;
                     }
                 }
             }
@@ -256,8 +294,8 @@ impl CpuMachine {
     }
 
     #[inline(always)]
-    fn data_access(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
-        let (pfn_base, size) = self.translate(va, asid, write, false)?;
+    fn data_access<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
+        let (pfn_base, size) = self.translate::<SHADOWS>(va, asid, write, false)?;
         let paddr = (pfn_base << 12) + (va & (size.bytes() - 1));
         let served = self.sys.access(paddr, write);
         if self.timing.enabled {
@@ -268,7 +306,7 @@ impl CpuMachine {
 
     /// Translate through the TLBs, walking on a miss; the first frame and size of the page.
     #[inline(always)]
-    fn translate(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+    fn translate<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
         let (pfn_base, size) = match self.mmu.lookup(va, asid, instr) {
             Lookup::Hit { pfn_base, size, dirty, latency, .. } => {
                 if self.timing.enabled {
@@ -277,13 +315,22 @@ impl CpuMachine {
                 if write && !dirty {
                     self.set_dirty(va, asid, instr);
                 }
+                if SHADOWS {
+                    self.observe(&Fill { va, asid, size, pfn: pfn_base, dirty: dirty || write }, instr, write, None);
+                }
                 (pfn_base, size)
             }
             Lookup::Miss { latency } => {
                 if self.timing.enabled {
                     self.core.translation_stall_cycles += latency as u64;
                 }
-                self.walk(va, asid, write, instr)?
+                self.walk::<SHADOWS>(va, asid, write, instr)?
+            }
+            Lookup::SubpageFill { latency } => {
+                if self.timing.enabled {
+                    self.core.translation_stall_cycles += latency as u64;
+                }
+                self.fill_subpage::<SHADOWS>(va, asid, write, instr)?
             }
         };
         if self.touches {
@@ -298,10 +345,47 @@ impl CpuMachine {
         self.mmu.mark_dirty(va, asid, instr);
     }
 
+    /// The shadows see a translation the machine made; `node`: the host slot
+    /// of its leaf node, when at hand (else the shadows find it if they need it).
+    #[inline(never)]
+    fn observe(&mut self, f: &Fill, instr: bool, write: bool, node: Option<u32>) {
+        let (Some(shadows), sys) = (self.shadows.as_deref_mut(), &self.sys) else { return };
+        shadows.observe(f, instr, write, |n, out| match node {
+            Some(node) if f.size == PageSize::Size4K => sys.neighbours(f.va, node, n, out),
+            _ => sys.leaf_neighbours(f.va, f.asid, n, out),
+        });
+    }
+
+    /// A mosaic structure takes the page into an entry it holds, without a
+    /// walk: the translation is read from the page table at no cost. A page
+    /// that is not mapped walks (and faults) as after any miss.
+    #[inline(never)]
+    fn fill_subpage<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let Some(t) = self.sys.translate_functional(va, asid) else {
+            return self.walk::<SHADOWS>(va, asid, write, instr);
+        };
+        // No neighbours: only this page becomes valid.
+        self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
+        if write && !t.dirty {
+            self.set_dirty(va, asid, instr);
+        }
+        if SHADOWS {
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty || write }, instr, write, Some(t.node));
+        }
+        Ok((t.pfn_base, t.size))
+    }
+
     /// The TLB-miss path, kept out of line so the hit path stays small.
     #[inline(never)]
-    fn walk(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
-        let (t, cycles) = self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?;
+    fn walk<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let (t, cycles) = if SHADOWS {
+            match self.shadows.as_deref_mut() {
+                Some(shadows) => self.sys.translate_miss(va, asid, write, instr, &mut Watched { mmu: &mut self.mmu, shadows })?,
+                None => self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?,
+            }
+        } else {
+            self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?
+        };
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
@@ -311,6 +395,9 @@ impl CpuMachine {
         } else {
             self.sys.neighbours(va, t.node, wanted, &mut self.neighbours);
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
+        }
+        if SHADOWS {
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, Some(t.node));
         }
         Ok((t.pfn_base, t.size))
     }
@@ -337,6 +424,9 @@ impl CpuMachine {
         {
             let mut p = crate::stats::Prefixed::new("mmu", v);
             self.mmu.visit(&mut p);
+            if let Some(s) = &self.shadows {
+                s.visit(&mut p);
+            }
         }
         self.sys.visit(v);
     }
@@ -344,6 +434,10 @@ impl CpuMachine {
     /// Read access to components, for scenario tests and later mechanisms.
     pub fn mmu(&self) -> &Mmu {
         &self.mmu
+    }
+    /// The shadow structures, if any.
+    pub fn shadows(&self) -> Option<&Shadows> {
+        self.shadows.as_deref()
     }
     pub fn page_table(&self) -> &PageTable {
         self.sys.page_table()

@@ -676,3 +676,309 @@ fn iceberg_page_tables_live_below_the_pool() {
     assert_eq!(mapped.len() + 1, mem.mapped_pages());
     assert!(mapped.len() > 25 && mapped.iter().all(|&p| ice.hasher().in_pool(p)), "data pages are in the pool: {mapped:?}");
 }
+
+// ---------------------------------------------------------------------------
+// Shadow TLB structures and the mosaic TLB in the machine.
+// ---------------------------------------------------------------------------
+
+/// A shadow structure `name`: `entries`, `ways` (a number or `"full"`), and an organisation.
+fn shadow(name: &str, entries: u32, ways: &str, organisation: &str) -> String {
+    format!("mmu.shadow.{name}={{ entries = {entries}, ways = {ways}, organisation = {organisation} }}")
+}
+
+fn owned(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every counter of `a` that is not a shadow's equals `b`'s, and `b` has no other.
+fn assert_same_machine(a: &Stats, b: &Stats, tag: &str) {
+    let theirs: Vec<(&String, &u64)> = a.counters.iter().filter(|(k, _)| !k.starts_with("mmu.shadow.")).collect();
+    assert_eq!(theirs, b.counters.iter().collect::<Vec<_>>(), "{tag}");
+}
+
+/// The five counters of structure `of` (`mmu.<name>` or `mmu.shadow.<name>`).
+fn five(s: &Stats, of: &str) -> [u64; 5] {
+    ["lookups", "hits", "misses", "fills", "evictions"].map(|c| s.get(&format!("{of}.{c}")))
+}
+
+/// A shadow with the geometry of a level-1 TLB counts what that TLB counts:
+/// both fill on each of their misses (from the walk, or from the level-2
+/// hit), so they hold the same pages. The machine's own counters are those
+/// of the same machine without the shadow, whose bulk counting of repeats
+/// is on (with shadows every access is simulated one by one).
+#[test]
+fn a_shadow_with_an_l1_geometry_counts_what_the_l1_counts() {
+    let data = shadow("d", 64, "4", "\"set_assoc\"");
+    let instr = "mmu.shadow.i={ side = \"instr\", entries = 16, ways = 4 }".to_string();
+    let configs: [(&str, Vec<String>); 4] = [
+        ("tlb_only", vec![data.clone()]),
+        ("tlb_only", vec![data.clone(), "timing.enabled=true".into()]),
+        ("tlb_only", vec![data.clone(), instr.clone(), FETCH_TLB.into()]),
+        ("sandy_bridge", vec![data.clone(), "mmu.shadow.i={ side = \"instr\", entries = 128, ways = 4 }".into()]),
+    ];
+    for (k, (preset, overrides)) in configs.iter().enumerate() {
+        let with = load(&ConfigSource::Preset(preset.to_string()), overrides).unwrap();
+        let plain: Vec<String> = overrides.iter().filter(|o| !o.starts_with("mmu.shadow")).cloned().collect();
+        let without = load(&ConfigSource::Preset(preset.to_string()), &plain).unwrap();
+        let mut a = Machine::build(&with, 3).unwrap();
+        let mut b = Machine::build(&without, 3).unwrap();
+        assert!(!a.cpu().unwrap().bulk_runs);
+        for batch in clustered_batches(20 + k as u64, 15_000).iter().chain(&scattered_batches(k as u64, 15_000)) {
+            a.feed(batch).unwrap();
+            b.feed(batch).unwrap();
+        }
+        let (sa, sb) = (a.stats(), b.stats());
+        let tag = format!("{preset} {overrides:?}");
+        assert_same_machine(&sa, &sb, &tag);
+        assert!(sa.get("mmu.shadow.d.hits") > 1000 && sa.get("mmu.shadow.d.misses") > 1000, "{tag}");
+        assert_eq!(five(&sa, "mmu.shadow.d"), five(&sa, "mmu.l1_dtlb_4k"), "{tag}");
+        if overrides.iter().any(|o| o.starts_with("mmu.shadow.i")) {
+            assert_eq!(five(&sa, "mmu.shadow.i"), five(&sa, &format!("mmu.{}", if *preset == "tlb_only" { "l1_itlb" } else { "l1_itlb_4k" })), "{tag}");
+        }
+        // The derived metrics of a shadow sit beside its counters.
+        assert!(sa.derived["mmu.shadow.d.miss_rate"] > 0.0, "{tag}");
+    }
+}
+
+/// A machine whose only TLB is `dtlb` (given in `organisation`, 64 entries,
+/// `ways`) and whose shadow `s` has the same geometry.
+fn one_tlb_machine(organisation: &str, ways: &str, extra: &[&str]) -> Spec {
+    let toml = format!(
+        "name = \"one\"\n[mmu.tlb.dtlb]\nlevel = 1\nside = \"data\"\npage_sizes = [\"4k\", \"2m\"]\nentries = 64\nways = {ways}\norganisation = {organisation}\n\
+         [mmu.shadow.s]\nentries = 64\nways = {ways}\norganisation = {organisation}\n[walker]\nentry_level = \"dram\"\n[physmem]\ncapacity = \"1GiB\"\n[timing]\nenabled = false\n"
+    );
+    load(&ConfigSource::Text(toml), &owned(extra)).unwrap()
+}
+
+/// A mosaic TLB as the machine's TLB and as a shadow of the same geometry
+/// count the same: entry misses walk and fill from the group's leaves; a
+/// sub-page miss takes the page without a walk (or walks, under `"walk"`);
+/// large pages, memory pressure and shootdowns included. The shadow is
+/// also the check that the machine's sub-page fills change nothing else
+/// than a walk would have.
+#[test]
+fn a_mosaic_tlb_counts_as_a_mosaic_shadow_of_its_geometry() {
+    let configs: [(&str, &str, &[&str]); 6] = [
+        ("{ kind = \"mosaic\", arity = 4 }", "4", &[]),
+        ("{ kind = \"mosaic\", arity = 16 }", "1", &[]),
+        ("{ kind = \"mosaic\", arity = 64 }", "\"full\"", &[]),
+        ("{ kind = \"mosaic\", arity = 8, subpage_miss = \"walk\" }", "2", &[]),
+        ("{ kind = \"mosaic\", arity = 8 }", "4", &["physmem.page_size=thp", "physmem.fragmentation=0.997"]),
+        ("{ kind = \"mosaic\", arity = 8 }", "4", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction=clock"]),
+    ];
+    for (organisation, ways, extra) in configs {
+        let sp = one_tlb_machine(organisation, ways, extra);
+        let mut m = Machine::build(&sp, 4).unwrap();
+        for pattern in [Pattern::Sequential, Pattern::HotCold, Pattern::Uniform] {
+            let mut src = Synthetic::new(SyntheticSpec::new(pattern, 30_000, 12 << 20, 2)).unwrap();
+            crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        }
+        let s = m.stats();
+        let tag = format!("{organisation} ways {ways} {extra:?}");
+        assert_eq!(five(&s, "mmu.shadow.s"), five(&s, "mmu.dtlb"), "{tag}");
+        for c in ["entry_misses", "subpage_misses", "toc_hits", "subpage_invalidations", "entries_freed"] {
+            assert_eq!(s.get(&format!("mmu.shadow.s.{c}")), s.get(&format!("mmu.dtlb.{c}")), "{tag}: {c}");
+        }
+        assert!(s.get("mmu.dtlb.subpage_misses") > 0, "{tag}");
+        // Entries refilled from their group's leaves after an eviction hit pages other walks mapped.
+        if !ways.contains("full") {
+            assert!(s.get("mmu.dtlb.toc_hits") > 0, "{tag}");
+        }
+        // Every entry miss walks; a sub-page miss walks under "walk", and
+        // otherwise only when the page is not mapped yet (its first touch: an
+        // entry is built from every mapped page of its group, so here, with
+        // one level, a mapped page is never missing from its entry).
+        let walks = s.get("walker.walks");
+        assert_eq!(walks, s.get("mmu.dtlb.misses"), "{tag}");
+        if extra.iter().any(|e| e.contains("swap")) {
+            assert!(s.get("os.evictions") > 0 && s.get("mmu.dtlb.subpage_invalidations") > 0, "{tag}");
+        }
+        if extra.iter().any(|e| e.contains("thp")) {
+            assert!(s.get("os.pages_2m") > 0 && s.get("os.pages_4k") > 0, "{tag}");
+        }
+        // No stale translation in either.
+        let (pt, mem) = (m.page_table(), m.physmem());
+        for page in 0..(12u64 << 20) >> 12 {
+            let va = crate::stream::synthetic::BASE_VADDR + (page << 12);
+            let mapped = pt.translate(mem, 0, va).map(|(p, _)| p.0);
+            for held in [m.mmu().peek(va, 0), m.cpu().unwrap().shadows().unwrap().peek(va, 0)].into_iter().flatten() {
+                assert_eq!(mapped, Some(held), "{tag}: stale entry for {va:#x}");
+            }
+        }
+    }
+}
+
+/// Shadows see the machine's translations and change nothing else: under
+/// memory pressure (shootdowns reach them) and on the full model, every
+/// counter of the machine is that of the same machine without shadows, and
+/// no shadow holds a stale translation.
+#[test]
+fn shadows_change_nothing_and_hear_every_shootdown() {
+    let shadows = [
+        shadow("vanilla", 64, "\"full\"", "\"set_assoc\""),
+        shadow("m8", 64, "4", "{ kind = \"mosaic\", arity = 8 }"),
+        shadow("m64", 16, "1", "{ kind = \"mosaic\", arity = 64, subpage_miss = \"walk\" }"),
+        shadow("co", 32, "2", "{ kind = \"coalescing\", group = 16, require_contiguity = false }"),
+        "mmu.shadow.rnd={ entries = 32, ways = 4, replacement = \"random\" }".to_string(),
+    ];
+    for (preset, extra) in [
+        ("tlb_only", vec!["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction=lru"]),
+        ("sandy_bridge", vec!["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction=linux_like"]),
+        ("sandy_bridge", vec!["physmem.page_size=thp", "physmem.fragmentation=0.5"]),
+    ] {
+        let mut with = owned(&extra);
+        with.extend(shadows.iter().cloned());
+        let a_spec = load(&ConfigSource::Preset(preset.into()), &with).unwrap();
+        let b_spec = load(&ConfigSource::Preset(preset.into()), &owned(&extra)).unwrap();
+        let mut a = Machine::build(&a_spec, 8).unwrap();
+        let mut b = Machine::build(&b_spec, 8).unwrap();
+        for pattern in [Pattern::HotCold, Pattern::Sequential] {
+            for m in [&mut a, &mut b] {
+                let mut src = Synthetic::new(SyntheticSpec::new(pattern, 40_000, 12 << 20, 7)).unwrap();
+                crate::run::feed_all(m, &mut src, &mut |_, _| true).unwrap();
+            }
+        }
+        let (sa, sb) = (a.stats(), b.stats());
+        let tag = format!("{preset} {extra:?}");
+        assert_same_machine(&sa, &sb, &tag);
+        for name in ["vanilla", "m8", "m64", "co", "rnd"] {
+            assert_eq!(sa.get(&format!("mmu.shadow.{name}.lookups")), sa.get("mmu.shadow.vanilla.lookups"), "{tag}");
+            assert!(sa.get(&format!("mmu.shadow.{name}.hits")) > 0, "{tag}: {name}");
+        }
+        assert_eq!(sa.get("mmu.shadow.vanilla.lookups"), sa.get("mmu.l1_dtlb_4k.lookups"), "{tag}");
+        if extra.iter().any(|e| e.contains("swap")) {
+            assert!(sa.get("os.evictions") > 0 && sa.get("mmu.shadow.m8.subpage_invalidations") > 0, "{tag}");
+        }
+        let (pt, mem) = (a.page_table(), a.physmem());
+        let sh = a.cpu().unwrap().shadows().unwrap();
+        for page in 0..(12u64 << 20) >> 12 {
+            let va = crate::stream::synthetic::BASE_VADDR + (page << 12);
+            if let Some(held) = sh.peek(va, 0) {
+                assert_eq!(pt.translate(mem, 0, va).map(|(p, _)| p.0), Some(held), "{tag}: stale shadow entry for {va:#x}");
+            }
+        }
+        // Same seed, same stats (random replacement included).
+        let mut again = Machine::build(&a_spec, 8).unwrap();
+        for pattern in [Pattern::HotCold, Pattern::Sequential] {
+            let mut src = Synthetic::new(SyntheticSpec::new(pattern, 40_000, 12 << 20, 7)).unwrap();
+            crate::run::feed_all(&mut again, &mut src, &mut |_, _| true).unwrap();
+        }
+        assert_eq!(again.stats().to_json().to_string(), sa.to_json().to_string(), "{tag}");
+    }
+}
+
+/// Every TLB of Fig. 6 of the Mosaic Pages paper in one pass: vanilla and
+/// Mosaic-4…64, 1024 entries, direct-mapped to fully associative. On
+/// streams that walk through memory in order, a mosaic TLB never misses
+/// more than the vanilla TLB of its geometry, and a larger arity never
+/// misses more than a smaller one.
+#[test]
+fn one_pass_feeds_the_fig_6_grid_and_mosaic_misses_no_more_on_contiguous_streams() {
+    let ways = ["1", "2", "4", "8", "\"full\""];
+    let arities = [4u32, 8, 16, 32, 64];
+    let mut grid = Vec::new();
+    for (w, way) in ways.iter().enumerate() {
+        grid.push(shadow(&format!("vanilla_{w}"), 1024, way, "\"set_assoc\""));
+        for a in arities {
+            grid.push(shadow(&format!("mosaic{a}_{w}"), 1024, way, &format!("{{ kind = \"mosaic\", arity = {a} }}")));
+        }
+    }
+    let sp = load(&ConfigSource::Preset("mosaic_gem5".into()), &grid).unwrap();
+    assert_eq!(sp.mmu.shadow.len(), 30);
+    // Sequential (64-byte steps) over 32 MiB, twice the reach of Mosaic-4.
+    let s = run(&sp, Pattern::Sequential, 1_200_000, 32 << 20);
+    for w in 0..ways.len() {
+        let vanilla = s.get(&format!("mmu.shadow.vanilla_{w}.misses"));
+        let mut last = vanilla;
+        for a in arities {
+            let m = s.get(&format!("mmu.shadow.mosaic{a}_{w}.misses"));
+            assert!(m <= last, "ways {}: Mosaic-{a} misses {m} > {last}", ways[w]);
+            last = m;
+        }
+        // Vanilla misses every page it comes to (8192 pages > 1024 entries);
+        // Mosaic-64 holds all 128 groups.
+        assert_eq!(vanilla, 1_200_000 / 64, "ways {}", ways[w]);
+        assert_eq!(s.get(&format!("mmu.shadow.mosaic64_{w}.entry_misses")), 128, "ways {}", ways[w]);
+    }
+}
+
+/// With every page of its footprint mapped, a fully associative Mosaic-a TLB
+/// of E entries holds E × a pages: a random stream over exactly that many
+/// pages never misses once the first pass has filled it, where the vanilla
+/// TLB of E entries misses most of the time.
+#[test]
+fn a_mapped_footprint_of_entries_times_arity_pages_never_misses() {
+    for a in [4u32, 16] {
+        let sp = spec("tlb_only", &[&shadow("m", 256, "\"full\"", &format!("{{ kind = \"mosaic\", arity = {a} }}")), &shadow("v", 256, "\"full\"", "\"set_assoc\"")]);
+        let footprint = 256 * a as u64 * 4096;
+        let mut m = Machine::build(&sp, 1).unwrap();
+        let mut warm = Synthetic::new(SyntheticSpec::new(Pattern::Sequential, footprint / 64, footprint, 1)).unwrap();
+        crate::run::feed_all(&mut m, &mut warm, &mut |_, _| true).unwrap();
+        m.begin_measurement();
+        let mut src = Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 50_000, footprint, 2)).unwrap();
+        crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        let s = m.stats();
+        assert_eq!(s.get("mmu.shadow.m.lookups"), 50_000);
+        assert_eq!(s.get("mmu.shadow.m.misses"), 0, "arity {a}");
+        assert!(s.get("mmu.shadow.v.misses") * 10 > 50_000 * (a as u64 - 1) * 8 / a as u64, "arity {a}");
+    }
+}
+
+#[test]
+fn shadow_config_errors_name_the_key() {
+    let e = |o: &[&str]| load(&ConfigSource::Preset("tlb_only".into()), &owned(o)).unwrap_err().to_string();
+    let msg = e(&[&shadow("m", 64, "4", "{ kind = \"mosaic\", arity = 3 }")]);
+    assert!(msg.contains("mmu.shadow.m.organisation.arity") && msg.contains("power of two"), "{msg}");
+    let msg = e(&[&shadow("m", 64, "3", "\"set_assoc\"")]);
+    assert!(msg.contains("mmu.shadow.m.ways"), "{msg}");
+    let msg = e(&["mmu.shadow.m={ entries = 64, ways = 4, size = 3 }"]);
+    assert!(msg.contains("mmu.shadow.m") && msg.contains("size"), "{msg}");
+    let msg = e(&["mmu.shadow.m={ side = \"instr\", entries = 64, ways = 4 }"]);
+    assert!(msg.contains("mmu.shadow.m.side"), "{msg}");
+    let msg = e(&["mmu.shadow.m={ entries = 64, ways = 4, page_sizes = [\"4k\"] }", "physmem.page_size=thp"]);
+    assert!(msg.contains("mmu.shadow.m.page_sizes") && msg.contains("2m"), "{msg}");
+    let msg = e(&["mmu.shadow.m={ entries = 64, ways = 4, page_sizes = [\"2m\"], organisation = \"mosaic\" }"]);
+    assert!(msg.contains("mmu.shadow.m.page_sizes") && msg.contains("4k"), "{msg}");
+    let msg = e(&[&shadow("m", 64, "4", "\"set_assoc\""), "mmu.shadow.n.entries=4"]);
+    assert!(msg.contains("mmu.shadow.n") && msg.contains("known: m"), "{msg}");
+    let msg = e(&[&shadow("m", 64, "4", "\"set_assoc\""), "mmu.tlb.shadow={ level = 1, side = \"data\", page_sizes = [\"4k\"], entries = 4, ways = 4 }"]);
+    assert!(msg.contains("mmu.tlb.shadow"), "{msg}");
+    // Without shadows the resolved config has no `shadow` table; with one, page sizes are written out.
+    assert!(!spec("tlb_only", &[]).to_toml().contains("shadow"));
+    let with = spec("tlb_only", &["physmem.page_size=thp", &shadow("m", 64, "4", "\"set_assoc\"")]);
+    assert_eq!(with.mmu.shadow["m"].page_sizes, vec![crate::addr::PageSize::Size4K, crate::addr::PageSize::Size2M]);
+    assert_eq!(with, load(&ConfigSource::Text(with.to_toml()), &[]).unwrap());
+}
+
+/// Below a set-associative level 2, a mosaic level 1 gets single pages from
+/// level-2 hits; a later access to another mapped page of that group is a
+/// sub-page miss that, when level 2 misses too, is served without a walk:
+/// fewer walks than accesses that missed both levels, where under
+/// `subpage_miss = "walk"` (and with plain TLBs) they are equal. Every
+/// translation stays exact.
+#[test]
+fn sub_page_fills_without_a_walk_save_walks_and_stay_exact() {
+    let l1 = |o: &str| format!("mmu.tlb.l1_dtlb_4k.organisation={o}");
+    let mut walks = Vec::new();
+    for org in ["\"set_assoc\"", "{ kind = \"mosaic\", arity = 8, subpage_miss = \"walk\" }", "{ kind = \"mosaic\", arity = 8 }"] {
+        let sp = spec("tlb_only", &[&l1(org), "mmu.tlb.l2_tlb.entries=128", "physmem.capacity=16MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction=clock"]);
+        let mut m = Machine::build(&sp, 6).unwrap();
+        for pattern in [Pattern::Sequential, Pattern::HotCold, Pattern::Uniform] {
+            let mut src = Synthetic::new(SyntheticSpec::new(pattern, 60_000, 20 << 20, 3)).unwrap();
+            crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+        }
+        let s = m.stats();
+        assert!(s.get("os.evictions") > 0, "{org}");
+        walks.push((s.get("walker.walks"), s.get("mmu.l2_tlb.misses")));
+        let (pt, mem) = (m.page_table(), m.physmem());
+        for page in 0..(20u64 << 20) >> 12 {
+            let va = crate::stream::synthetic::BASE_VADDR + (page << 12);
+            if let Some(held) = m.mmu().peek(va, 0) {
+                assert_eq!(pt.translate(mem, 0, va).map(|(p, _)| p.0), Some(held), "{org}: stale entry for {va:#x}");
+            }
+        }
+    }
+    assert_eq!(walks[0].0, walks[0].1, "plain TLBs walk on every miss of both levels");
+    assert_eq!(walks[1].0, walks[1].1, "\"walk\": a sub-page miss walks");
+    assert!(walks[2].0 < walks[2].1, "\"fill\": {:?}", walks[2]);
+}

@@ -30,8 +30,9 @@ use crate::error::Result;
 /// completed walks.
 pub const STATS_SCHEMA: u32 = 2;
 
-/// (name, unit, description) of every derived metric. `<tlb>` and `<level>`
-/// stand for each TLB structure and each cache level of the machine.
+/// (name, unit, description) of every derived metric. `<tlb>`, `<shadow>` and
+/// `<level>` stand for each TLB structure, shadow structure and cache level
+/// of the machine.
 pub const DERIVED_DOCS: &[(&str, &str, &str)] = &[
     ("walker.walks_pki", "walks/kinstr", "completed page walks per 1000 instructions (data + instruction)"),
     ("walker.data_walks_pki", "walks/kinstr", "completed data-side walks per 1000 instructions"),
@@ -50,6 +51,8 @@ pub const DERIVED_DOCS: &[(&str, &str, &str)] = &[
     ("bounds.perfect_tlb_share", "fraction", "Eq. 5: walks × perfect_tlb_cycles / cycles"),
     ("mmu.<tlb>.mpki", "misses/kinstr", "misses of one TLB structure per 1000 instructions"),
     ("mmu.<tlb>.miss_rate", "fraction", "misses / lookups of one TLB structure"),
+    ("mmu.shadow.<shadow>.mpki", "misses/kinstr", "misses of one shadow TLB structure per 1000 instructions"),
+    ("mmu.shadow.<shadow>.miss_rate", "fraction", "misses / lookups of one shadow TLB structure"),
     ("cache.<level>.mpki", "misses/kinstr", "demand misses of one cache level per 1000 instructions"),
     ("cache.<level>.walk_ref_share", "fraction", "share of a level's demand accesses that are walk references"),
     ("physmem.allocator.iceberg.first_conflict_load", "fraction", "pool frames in use / pool frames when a placement first found all of its h slots full (Mosaic Pages, Table 3)"),
@@ -132,7 +135,8 @@ pub fn compute(stats: &mut Stats, spec: &Spec) {
             ("bounds.perfect_tlb_share".into(), ratio(walks * m.perfect_tlb_cycles as f64, cycles)),
         ]);
     }
-    for name in spec.mmu.tlb.keys() {
+    let shadows = spec.mmu.shadow.keys().map(|n| format!("shadow.{n}"));
+    for name in spec.mmu.tlb.keys().cloned().chain(shadows) {
         let misses = g(&format!("mmu.{name}.misses"));
         let lookups = g(&format!("mmu.{name}.lookups"));
         out.push((format!("mmu.{name}.mpki"), ratio(misses * 1000.0, ins)));

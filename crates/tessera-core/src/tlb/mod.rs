@@ -17,9 +17,17 @@
 //! ## Organisations (`mmu.tlb.<name>.organisation`)
 //! What one entry of a structure covers is its organisation, a family of the
 //! registry ([`organisation::TlbOrganisation`]): `set_assoc` (one page per
-//! entry, the default) or `coalescing` (an aligned group of 4 KiB pages per
-//! entry). A structure's lookup may also end in a sub-page miss (its group's
-//! entry is present, the page is not), which the hierarchy treats as a miss.
+//! entry, the default), `coalescing` (an aligned group of 4 KiB pages per
+//! entry) or `mosaic` (a mosaic page: a table of contents of the frames of
+//! an aligned group). A structure's lookup may also end in a sub-page miss
+//! (its group's entry is present, the page is not), which the hierarchy
+//! treats as a miss; a mosaic structure may take such a page without a walk
+//! ([`Lookup::SubpageFill`]).
+//!
+//! ## Shadow structures (`mmu.shadow.<name>`)
+//! Structures that watch the translations of the machine without taking
+//! part in them ([`shadow::Shadows`]), to compare TLB designs on one access
+//! stream in one run.
 //!
 //! ## Fast paths
 //! A level-1 hit of a side is memoised ([`Mmu::memo`]) and its repeats only
@@ -33,8 +41,10 @@
 //! `set_assoc` entry is the first frame of the page and a dirty bit.
 
 pub mod coalescing;
+pub mod mosaic;
 pub mod organisation;
 pub mod set_assoc;
+pub mod shadow;
 
 pub use organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 
@@ -126,8 +136,12 @@ impl Default for Neighbours {
 impl TlbCtx {
     /// The build context of structure `name` (`mmu.tlb.<name>`), from a resolved spec.
     pub fn new(name: &str, spec: &TlbSpec, seed: u64) -> TlbCtx {
+        TlbCtx::at(format!("mmu.tlb.{name}"), spec, seed)
+    }
+
+    /// The build context of the structure at config path `path`.
+    pub fn at(path: String, spec: &TlbSpec, seed: u64) -> TlbCtx {
         let ways = spec.ways.resolve(spec.entries);
-        let path = format!("mmu.tlb.{name}");
         TlbCtx {
             entries: spec.entries,
             ways,
@@ -144,7 +158,12 @@ impl TlbCtx {
 /// under the fill policy `fill` (config resolution calls this for every
 /// structure, so a bad combination is a config error).
 pub fn build_organisation(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<AnyTlbOrganisation> {
-    let ctx = TlbCtx::new(name, spec, seed);
+    build_organisation_at(format!("mmu.tlb.{name}"), spec, fill, seed)
+}
+
+/// [`build_organisation`] of the structure at config path `path`.
+pub fn build_organisation_at(path: String, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<AnyTlbOrganisation> {
+    let ctx = TlbCtx::at(path, spec, seed);
     let org = AnyTlbOrganisation::build(&spec.organisation, &ctx, &format!("{}.organisation", ctx.path))?;
     if fill == FillPolicy::Victim && !org.moves_entries() {
         return Err(Error::config(
@@ -175,7 +194,12 @@ pub struct Tlb {
 
 impl Tlb {
     pub fn build(name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<Tlb> {
-        let org = build_organisation(name, spec, fill, seed)?;
+        Tlb::build_at(format!("mmu.tlb.{name}"), name, spec, fill, seed)
+    }
+
+    /// [`Tlb::build`] of the structure at config path `path` (a shadow's).
+    pub fn build_at(path: String, name: &str, spec: &TlbSpec, fill: FillPolicy, seed: u64) -> Result<Tlb> {
+        let org = build_organisation_at(path, spec, fill, seed)?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in spec.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -268,6 +292,12 @@ pub enum Lookup {
     Hit { pfn_base: u64, size: PageSize, dirty: bool, level: usize, latency: u32 },
     /// Missed every level; `latency` is what the probes cost.
     Miss { latency: u32 },
+    /// Missed every level, and a structure that missed holds the page's
+    /// group and takes the page without a walk ([`Probe::SubpageFill`]):
+    /// the machine reads the translation from the page table at no cost and
+    /// fills it ([`Mmu::fill_walk`], no neighbours), or walks if the page is
+    /// not mapped.
+    SubpageFill { latency: u32 },
 }
 
 /// Most structures one level of one side may hold (e.g. 4K + 2M + 1G + spare).
@@ -378,6 +408,9 @@ pub struct Mmu {
     promote_nb: [bool; 2],
     /// Largest run of neighbours any structure wants on a 4 KiB fill.
     nb_wanted: u32,
+    /// `[data, instr]`: some structure of the side may take a page without
+    /// a walk, so a miss of every level asks it ([`Lookup::SubpageFill`]).
+    subpage_fills: [bool; 2],
     /// Neighbours of a lower-level hit being promoted.
     scratch: Box<Neighbours>,
 }
@@ -426,6 +459,7 @@ impl Mmu {
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
+        let subpage_fills = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.fills_subpages()));
         Ok(Mmu {
             tlbs,
             data,
@@ -437,6 +471,7 @@ impl Mmu {
             memo_ok,
             promote_nb,
             nb_wanted,
+            subpage_fills,
             scratch: Box::new(Neighbours::EMPTY),
         })
     }
@@ -545,7 +580,12 @@ impl Mmu {
                 break;
             }
         }
-        let Some((t, pfn_base, size, dirty, li)) = found else { return Lookup::Miss { latency } };
+        let Some((t, pfn_base, size, dirty, li)) = found else {
+            if self.subpage_fills[instr as usize] && self.subpage_fill(va, asid, instr) {
+                return Lookup::SubpageFill { latency };
+            }
+            return Lookup::Miss { latency };
+        };
         if li > 0 {
             self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {
@@ -563,6 +603,13 @@ impl Mmu {
             };
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
+    }
+
+    /// After a miss of every level: whether a structure of the side takes the
+    /// page without a walk ([`Probe::SubpageFill`]).
+    #[inline(never)]
+    fn subpage_fill(&self, va: u64, asid: Asid, instr: bool) -> bool {
+        self.side(instr).probes.iter().any(|s| self.tlbs[s.tlb as usize].org.subpage_fill(va, asid))
     }
 
     /// A hit at level `li > 0` (structure `from`, translation `f`): bring it

@@ -10,6 +10,10 @@
 //!   it calls [`TlbOrganisation::fill`] with the translation and the 4 KiB
 //!   leaf translations around it ([`super::Neighbours`]; empty for
 //!   organisations that want none, see [`TlbOrganisation::neighbours_wanted`]).
+//! - A lookup that ends in [`Probe::SubpageFill`] in every level it reached
+//!   (and hit nowhere) is served without a walk: the machine reads the page's
+//!   translation from the page table at no cost and hands it to `fill` like a
+//!   walk's (no neighbours); a page that is not mapped walks and faults as usual.
 //! - `mark_dirty`, `invalidate_page` and `flush_asid` keep every copy of a
 //!   translation consistent with the page table.
 //! - Under `mmu.fill = "victim"` single-page entries move between levels
@@ -20,7 +24,7 @@
 //! ## Counting
 //! The owning [`super::Tlb`] counts the five counters every structure has
 //! (`lookups hits misses fills evictions`): a lookup returning
-//! [`Probe::SubpageMiss`] counts as a miss, every `fill`/`insert_entry` as a
+//! [`Probe::SubpageMiss`] or [`Probe::SubpageFill`] counts as a miss, every `fill`/`insert_entry` as a
 //! fill, and an eviction when it reports one. An organisation counts only its
 //! own extra counters and reports them from `visit_stats`.
 
@@ -42,6 +46,13 @@ pub enum Probe {
     /// An entry covers the address's group of pages, but not this page. The
     /// hierarchy treats it as a miss.
     SubpageMiss,
+    /// As [`Probe::SubpageMiss`], and the organisation takes the page into
+    /// that entry without a walk: if no level hits, the hierarchy reports
+    /// [`super::Lookup::SubpageFill`] and the machine fills the page's
+    /// translation, read from the page table at no cost, when it is mapped
+    /// (the mosaic TLB of the gem5 model, whose sub-page valid bit is set on
+    /// such a miss).
+    SubpageFill,
 }
 
 /// One translation to install: the page of `size` containing `va`, whose first
@@ -107,6 +118,19 @@ pub trait TlbOrganisation {
     /// but `lookups` and `hits` (so the hierarchy may memoise it and the
     /// machine may count runs of repeats in bulk).
     fn memo_safe(&self) -> bool;
+
+    /// Whether a lookup may end in [`Probe::SubpageFill`]. The hierarchy asks
+    /// [`Self::subpage_fill`] only on sides with such a structure.
+    fn fills_subpages(&self) -> bool {
+        false
+    }
+
+    /// Whether a lookup of `va` now would end in [`Probe::SubpageFill`] (no
+    /// side effects). The hierarchy asks after a lookup of `va` missed every
+    /// level, so that the probe loop of the others stays as it is.
+    fn subpage_fill(&self, _va: u64, _asid: Asid) -> bool {
+        false
+    }
 
     /// The aligned run of 4 KiB leaf translations, in pages, that a fill of a
     /// 4 KiB page can use (0: none).

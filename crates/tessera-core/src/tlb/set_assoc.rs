@@ -22,10 +22,19 @@
 //!   misses without probing; a miss changes no replacement state.
 //! - A fill of a translation already present replaces its payload and counts
 //!   as a hit for replacement.
+//! - `vanilla_index_quirk = q` reproduces the set index of the vanilla TLB in
+//!   the gem5 fork of "Mosaic Pages: Big TLB Reach with Small Pages" (ASPLOS
+//!   2023, DOI 10.1145/3582016.3582021), whose `getSetNumber` uses the mosaic
+//!   shift whenever mosaic simulation is on: sets are indexed by
+//!   `vpn >> log2(q)`, so `q` consecutive pages share a set (for 4 KiB pages,
+//!   `set = (va >> (12 + log2 q)) mod sets`; larger pages group their own
+//!   page numbers the same way). Off by default (sets indexed by VPN).
 //!
 //! ## Config
-//! `organisation = "set_assoc"` (the default; no parameters). Geometry and
-//! replacement come from the structure (`entries`, `ways`, `replacement`).
+//! `organisation = "set_assoc"` (the default), or `{ kind = "set_assoc",
+//! vanilla_index_quirk = <power of two, 1..=64> }` (default: absent).
+//! Geometry and replacement come from the structure (`entries`, `ways`,
+//! `replacement`).
 //!
 //! ## Stats
 //! Only the five every structure has: `mmu.<name>.{lookups,hits,misses,fills,evictions}`.
@@ -33,17 +42,35 @@
 use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 use super::{payload, tag, tag_asid, tag_vpn, Neighbours};
 use crate::addr::{Asid, PageSize};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::registry::{AnyReplacement, Mechanism};
 use crate::replacement::Geometry;
 use crate::stats::StatVisitor;
 use crate::table::SetAssoc as Table;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// `organisation = "set_assoc"` takes no parameters.
+/// `organisation = "set_assoc"` needs no parameters.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {}
+pub struct Config {
+    /// Index sets by `vpn >> log2(q)` (the gem5 mosaic fork's vanilla TLB); absent: by VPN.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_quirk")]
+    pub vanilla_index_quirk: Option<u32>,
+}
+
+/// Why `vanilla_index_quirk` is not allowed, if it is not.
+fn quirk_problem(q: u32) -> Option<String> {
+    (!(q.is_power_of_two() && q <= super::MAX_GROUP as u32))
+        .then(|| format!("{q} pages: must be a power of two from 1 to {} (the mosaic arity whose index to reproduce)", super::MAX_GROUP))
+}
+
+fn de_quirk<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u32>, D::Error> {
+    let q = u32::deserialize(d)?;
+    match quirk_problem(q) {
+        Some(msg) => Err(serde::de::Error::custom(msg)),
+        None => Ok(Some(q)),
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct SetAssoc {
@@ -51,6 +78,8 @@ pub struct SetAssoc {
     n_sizes: usize,
     table: Table,
     set_mask: u64,
+    /// log2 of `vanilla_index_quirk` (0: sets indexed by VPN).
+    index_shift: u32,
 }
 
 impl Mechanism for SetAssoc {
@@ -58,7 +87,10 @@ impl Mechanism for SetAssoc {
     const SUMMARY: &'static str = "one entry per page, sets indexed by virtual page number (the conventional TLB)";
     type Config = Config;
     type Ctx = TlbCtx;
-    fn build(_: &Config, ctx: &TlbCtx) -> Result<Self> {
+    fn build(cfg: &Config, ctx: &TlbCtx) -> Result<Self> {
+        if let Some(msg) = cfg.vanilla_index_quirk.and_then(quirk_problem) {
+            return Err(Error::config(format!("{}.organisation.vanilla_index_quirk", ctx.path), msg));
+        }
         let repl = AnyReplacement::build(
             &ctx.replacement,
             &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
@@ -73,14 +105,54 @@ impl Mechanism for SetAssoc {
             n_sizes: ctx.page_sizes.len(),
             table: Table::new(ctx.sets, ctx.ways, repl),
             set_mask: (ctx.sets - 1) as u64,
+            index_shift: cfg.vanilla_index_quirk.map_or(0, u32::trailing_zeros),
         })
     }
 }
 
 impl SetAssoc {
+    /// Set of page number `vpn`. `QUIRK`: under `vanilla_index_quirk` (the
+    /// shift is 0 otherwise, so `true` is right for every structure; `false`
+    /// is the default structures' hot path, which has no shift to do).
     #[inline(always)]
-    fn set_of(&self, vpn: u64) -> u32 {
-        (vpn & self.set_mask) as u32
+    fn set_of<const QUIRK: bool>(&self, vpn: u64) -> u32 {
+        let v = if QUIRK { vpn >> self.index_shift } else { vpn };
+        (v & self.set_mask) as u32
+    }
+
+    #[inline(always)]
+    fn lookup_in<const QUIRK: bool>(&mut self, va: u64, asid: Asid) -> Probe {
+        for &size in &self.sizes[..self.n_sizes] {
+            let vpn = va >> size.shift();
+            if let Some(slot) = self.table.lookup(self.set_of::<QUIRK>(vpn), tag(vpn, size, asid)) {
+                let data = self.table.data(slot);
+                return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
+            }
+        }
+        Probe::Miss
+    }
+
+    #[inline(always)]
+    fn insert_in<const QUIRK: bool>(&mut self, (t, data): Entry, absent: bool) -> Option<Entry> {
+        let set = self.set_of::<QUIRK>(tag_vpn(t));
+        if absent {
+            self.table.insert_after_miss(set, t, data)
+        } else {
+            self.table.insert(set, t, data)
+        }
+    }
+
+    // The quirk's paths, out of line: the default path only tests for them.
+    #[cold]
+    #[inline(never)]
+    fn lookup_quirk(&mut self, va: u64, asid: Asid) -> Probe {
+        self.lookup_in::<true>(va, asid)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert_quirk(&mut self, e: Entry, absent: bool) -> Option<Entry> {
+        self.insert_in::<true>(e, absent)
     }
 }
 
@@ -92,14 +164,10 @@ impl TlbOrganisation for SetAssoc {
         if self.table.is_empty() {
             return Probe::Miss;
         }
-        for &size in &self.sizes[..self.n_sizes] {
-            let vpn = va >> size.shift();
-            if let Some(slot) = self.table.lookup(self.set_of(vpn), tag(vpn, size, asid)) {
-                let data = self.table.data(slot);
-                return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
-            }
+        if self.index_shift != 0 {
+            return self.lookup_quirk(va, asid);
         }
-        Probe::Miss
+        self.lookup_in::<false>(va, asid)
     }
 
     #[inline(always)]
@@ -109,17 +177,15 @@ impl TlbOrganisation for SetAssoc {
     }
 
     #[inline(always)]
-    fn insert_entry(&mut self, (t, data): Entry, absent: bool) -> Option<Entry> {
-        let set = self.set_of(tag_vpn(t));
-        if absent {
-            self.table.insert_after_miss(set, t, data)
-        } else {
-            self.table.insert(set, t, data)
+    fn insert_entry(&mut self, e: Entry, absent: bool) -> Option<Entry> {
+        if self.index_shift != 0 {
+            return self.insert_quirk(e, absent);
         }
+        self.insert_in::<false>(e, absent)
     }
 
     fn remove_entry(&mut self, t: u64) -> bool {
-        let set = self.set_of(tag_vpn(t));
+        let set = self.set_of::<true>(tag_vpn(t));
         self.table.invalidate(set, t)
     }
 
@@ -142,7 +208,7 @@ impl TlbOrganisation for SetAssoc {
     fn mark_dirty(&mut self, va: u64, asid: Asid) {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            if let Some(slot) = self.table.probe(self.set_of(vpn), tag(vpn, size, asid)) {
+            if let Some(slot) = self.table.probe(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 *self.table.data_mut(slot) |= 1;
             }
         }
@@ -153,7 +219,7 @@ impl TlbOrganisation for SetAssoc {
         for k in 0..self.n_sizes {
             let size = self.sizes[k];
             let vpn = va >> size.shift();
-            if self.table.invalidate(self.set_of(vpn), tag(vpn, size, asid)) {
+            if self.table.invalidate(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 n += 1;
             }
         }

@@ -108,7 +108,7 @@ fn fast_access(m: &mut Mmu, va: u64, asid: Asid, instr: bool) -> Option<usize> {
             assert_eq!(size, size_of(va));
             Some(level)
         }
-        Lookup::Miss { .. } => {
+        Lookup::Miss { .. } | Lookup::SubpageFill { .. } => {
             m.fill_walk(va, asid, instr, size_of(va), va >> 12, false, &Neighbours::EMPTY);
             None
         }
@@ -337,4 +337,93 @@ fn shootdown_and_flush_reach_every_organisation() {
     assert!(matches!(m.lookup((vpn + 2) << 12, 3, false), Lookup::Hit { level: 1, dirty: true, .. }));
     assert_eq!(m.flush_asid(3), 2, "the L2 group entry and the L1 copy");
     assert!(matches!(m.lookup((vpn + 2) << 12, 3, false), Lookup::Miss { .. }));
+}
+
+fn one_structure(entries: u32, ways: crate::config::spec::Ways, organisation: &str) -> Result<Tlb> {
+    let spec = crate::config::spec::TlbSpec {
+        level: 1,
+        side: crate::config::spec::Side::Data,
+        page_sizes: vec![PageSize::Size4K],
+        entries,
+        ways,
+        latency: 0,
+        replacement: crate::registry::MechanismSpec { kind: "lru".into(), params: toml::Table::new() },
+        organisation: crate::registry::MechanismSpec { kind: "set_assoc".into(), params: organisation.parse().unwrap() },
+    };
+    Tlb::build("t", &spec, FillPolicy::AllLevels, 1)
+}
+
+/// The gem5 mosaic fork's vanilla TLB groups `q` consecutive pages into one
+/// set; off by default, where consecutive pages go to consecutive sets.
+#[test]
+fn the_vanilla_index_quirk_groups_consecutive_pages_into_one_set() {
+    use crate::config::spec::Ways;
+    let fill = |t: &mut Tlb, vpn: u64| t.fill(&Fill { va: vpn << 12, asid: 0, size: PageSize::Size4K, pfn: vpn, dirty: false }, &Neighbours::EMPTY, false);
+    // Direct-mapped, 8 sets.
+    let mut plain = one_structure(8, Ways::N(1), "").unwrap();
+    let mut quirk = one_structure(8, Ways::N(1), "vanilla_index_quirk = 4").unwrap();
+    for vpn in 0..4 {
+        fill(&mut plain, vpn);
+        fill(&mut quirk, vpn);
+    }
+    assert_eq!((plain.occupancy(), plain.stats.evictions), (4, 0));
+    assert_eq!((quirk.occupancy(), quirk.stats.evictions), (1, 3), "pages 0..3 share set 0");
+    assert!(matches!(quirk.lookup(3 << 12, 0), Probe::Hit { pfn: 3, .. }));
+    // set = (va >> (12 + 2)) mod 8: pages 4..7 go to set 1, page 32 back to set 0.
+    fill(&mut quirk, 5);
+    fill(&mut quirk, 32);
+    assert_eq!(quirk.occupancy(), 2);
+    assert!(matches!(quirk.lookup(3 << 12, 0), Probe::Miss));
+    assert!(matches!(quirk.lookup(5 << 12, 0), Probe::Hit { pfn: 5, .. }));
+    // A quirk of 1 is the plain index.
+    let mut one = one_structure(8, Ways::N(1), "vanilla_index_quirk = 1").unwrap();
+    for vpn in 0..4 {
+        fill(&mut one, vpn);
+    }
+    assert_eq!(one.stats, plain.stats);
+}
+
+#[test]
+fn the_vanilla_index_quirk_must_be_a_power_of_two_up_to_64() {
+    use crate::config::spec::Ways;
+    for q in [0, 3, 128] {
+        let e = one_structure(8, Ways::N(1), &format!("vanilla_index_quirk = {q}")).unwrap_err().to_string();
+        assert!(e.contains("mmu.tlb.t.organisation.vanilla_index_quirk") && e.contains("power of two"), "{e}");
+    }
+    // Absent from the resolved config when not given (the resolved config, and its hash, are as before).
+    let spec = load(&ConfigSource::Preset("mosaic_gem5".into()), &[]).unwrap();
+    assert!(!spec.to_toml().contains("vanilla_index_quirk"));
+    let quirk = load(&ConfigSource::Preset("mosaic_gem5".into()), &["mmu.tlb.dtlb.organisation={ kind = \"set_assoc\", vanilla_index_quirk = 16 }".to_string()]).unwrap();
+    assert!(quirk.to_toml().contains("vanilla_index_quirk = 16"));
+}
+
+/// A mosaic level-1 structure's sub-page miss: the hierarchy probes the
+/// next level as for any miss; if that misses too, the lookup asks for the
+/// page without a walk, and a fill like a walk's (no neighbours) makes the
+/// sub-page valid in the entry without an eviction.
+#[test]
+fn a_mosaic_sub_page_miss_asks_for_the_page_without_a_walk() {
+    let mut m = mmu_from(&["mmu.tlb.l1_dtlb_4k.organisation={ kind = \"mosaic\", arity = 8 }"], "tlb_only");
+    let vpn = 0x7f00_0000u64;
+    let mut nb = contiguous_run(vpn, 8, 100);
+    nb.pfn[5] = NOT_PRESENT;
+    m.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 100, false, &nb);
+    assert!(matches!(m.lookup((vpn + 3) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 103, .. }));
+    assert_eq!(m.memo(false), None, "a mosaic level 1 turns the memo off");
+    // Page 5 is in neither level: no walk needed for the mosaic entry.
+    assert_eq!(m.lookup((vpn + 5) << 12, 0, false), Lookup::SubpageFill { latency: 0 });
+    m.fill_walk((vpn + 5) << 12, 0, false, PageSize::Size4K, 555, false, &Neighbours::EMPTY);
+    assert!(matches!(m.lookup((vpn + 5) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 555, .. }));
+    let l1 = m.tlbs().iter().find(|t| t.name == "l1_dtlb_4k").unwrap();
+    assert_eq!((l1.occupancy(), l1.stats.evictions, l1.stats.misses), (1, 0, 1));
+    // Page 6 is in the L2 as well (a walk filled it there): an L2 hit, as for any L1 miss.
+    m.fill_walk((vpn + 6) << 12, 0, false, PageSize::Size4K, 106, false, &Neighbours::EMPTY);
+    let l1 = m.tlbs().iter().position(|t| t.name == "l1_dtlb_4k").unwrap();
+    m.tlbs[l1].invalidate_page((vpn + 6) << 12, 0);
+    assert!(matches!(m.lookup((vpn + 6) << 12, 0, false), Lookup::Hit { level: 1, pfn_base: 106, .. }));
+    assert!(matches!(m.lookup((vpn + 6) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 106, .. }));
+    // Under `subpage_miss = "walk"` the same lookup is a plain miss.
+    let mut w = mmu_from(&["mmu.tlb.l1_dtlb_4k.organisation={ kind = \"mosaic\", arity = 8, subpage_miss = \"walk\" }"], "tlb_only");
+    w.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 100, false, &nb);
+    assert_eq!(w.lookup((vpn + 5) << 12, 0, false), Lookup::Miss { latency: 0 });
 }
