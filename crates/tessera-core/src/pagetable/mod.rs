@@ -555,7 +555,9 @@ mod tests {
             ops in prop::collection::vec((0u16..3, 0u64..64, any::<bool>(), 0u8..2), 1..120),
         ) {
             use crate::physmem::allocator::PageRequest;
-            let mut m = mem(64 << 20);
+            // Room for every page the ops can map at once (3 ASIDs × 64
+            // regions of 2 MiB), so no case can run out of memory.
+            let mut m = mem(512 << 20);
             let mut pt = PageTable::x86(4).unwrap();
             let free0 = m.free_frames();
             let mut live: BTreeMap<(Asid, u64), (Pfn, PageSize)> = BTreeMap::new();
