@@ -242,6 +242,24 @@ def test_bench_quick(cli, tmp_path):
     assert all(x["accesses"] == 20000 and x["accesses_per_sec"] > 0 for x in doc["runs"])
 
 
+def test_bench_organisations(cli, tmp_path):
+    r = cli("bench", "--organisations", "--accesses", "5000", "--rounds", "2", "--json", "orgs.json")
+    assert r.code == 0, r.err
+    rows = _load(tmp_path / "orgs.json")["organisations"]
+    orgs = ("set_assoc", "coalescing-8", "mosaic-4", "mosaic-64")
+    assert [(x["pattern"], x["organisation"]) for x in rows] == [
+        (p, o) for p in ("uniform", "sequential", "hotcold") for o in orgs
+    ]
+    for x in rows:
+        assert x["preset"] == "tlb_only" and x["accesses"] == 5000 and len(x["seconds_all"]) == 2
+        assert x["seconds"] > 0 and x["accesses_per_sec"] > 0
+        if x["organisation"] == "set_assoc":
+            assert x["relative_time"] == 1.0
+        else:
+            assert all("organisation=" in o for o in x["overrides"])
+    assert cli("bench", "--organisations", "--rounds", "0").code != 0
+
+
 # ------------------------------------------------------------- the real command
 
 

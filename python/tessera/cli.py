@@ -12,7 +12,7 @@
     tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
     tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
-    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators]
+    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations [--rounds N]]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
 Exit status: 0 on success, 2 for config and usage errors (and results too
@@ -345,6 +345,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="measure the sweep machinery: dispatch overhead on 200 tiny runs, and 1 vs 2 worker scaling",
     )
+    wsel.add_argument(
+        "--organisations",
+        action="store_true",
+        help="time tlb_only with its 4 KiB TLBs organised as set_assoc, coalescing and mosaic (arity 4, 64), interleaved",
+    )
+    p_bench.add_argument("--rounds", type=int, default=3, metavar="N", help="interleaved rounds for --organisations (default 3)")
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
 
@@ -678,6 +684,12 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.params:
         raise _Usage("--param applies only to --workload")
     accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
+    if args.rounds < 1:
+        raise _Usage(f"--rounds must be at least 1, got {args.rounds}")
+    if args.organisations:
+        from tessera.cli_bench import cmd_bench_organisations
+
+        return cmd_bench_organisations(args, out, err, BENCH_PATTERNS, accesses, BENCH_FOOTPRINT)
     rows = []
     for preset in BENCH_PRESETS:
         for pattern in BENCH_PATTERNS:
