@@ -78,8 +78,7 @@ use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT, SIZE_SHIFT};
 use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
-use crate::registry::{AnyReplacement, Mechanism};
-use crate::replacement::Geometry;
+use crate::registry::Mechanism;
 use crate::stats::{StatGroup, StatVisitor};
 use crate::table::set_assoc::INDEX_MIN_WAYS;
 use crate::table::SetAssoc as Table;
@@ -189,19 +188,8 @@ impl Mechanism for Coalescing {
         if let Some(msg) = group_problem(cfg.group) {
             return Err(Error::config(format!("{path}.organisation.group"), msg));
         }
-        if !ctx.page_sizes.contains(&PageSize::Size4K) {
-            return Err(Error::config(
-                format!("{path}.organisation"),
-                format!(
-                    "\"coalescing\" groups 4 KiB pages, but this structure holds none; add \"4k\" to {path}.page_sizes or use organisation = \"set_assoc\""
-                ),
-            ));
-        }
-        let repl = AnyReplacement::build(
-            &ctx.replacement,
-            &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
-            &format!("{path}.replacement"),
-        )?;
+        ctx.require_4k("coalescing")?;
+        let table = ctx.table()?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in ctx.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -214,7 +202,7 @@ impl Mechanism for Coalescing {
         Ok(Coalescing {
             sizes,
             n_sizes: ctx.page_sizes.len(),
-            table: Table::new(ctx.sets, ctx.ways, repl),
+            table,
             set_mask: (ctx.sets - 1) as u64,
             log2_group,
             group,

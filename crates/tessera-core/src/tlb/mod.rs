@@ -45,6 +45,8 @@ pub mod mosaic;
 pub mod organisation;
 pub mod set_assoc;
 pub mod shadow;
+#[cfg(test)]
+mod test_support;
 
 pub use organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 

@@ -69,8 +69,7 @@ use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT};
 use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
-use crate::registry::{AnyReplacement, Mechanism};
-use crate::replacement::Geometry;
+use crate::registry::Mechanism;
 use crate::stats::{StatGroup, StatVisitor};
 use crate::table::SetAssoc as Table;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -177,14 +176,7 @@ impl Mechanism for Mosaic {
         if let Some(msg) = arity_problem(cfg.arity) {
             return Err(Error::config(format!("{path}.organisation.arity"), msg));
         }
-        if !ctx.page_sizes.contains(&PageSize::Size4K) {
-            return Err(Error::config(
-                format!("{path}.organisation"),
-                format!(
-                    "\"mosaic\" groups 4 KiB pages, but this structure holds none; add \"4k\" to {path}.page_sizes or use organisation = \"set_assoc\""
-                ),
-            ));
-        }
+        ctx.require_4k("mosaic")?;
         let slots = ctx.sets as u64 * ctx.ways as u64;
         if slots * cfg.arity as u64 > MAX_SUBPAGES {
             return Err(Error::config(
@@ -196,11 +188,7 @@ impl Mechanism for Mosaic {
                 ),
             ));
         }
-        let repl = AnyReplacement::build(
-            &ctx.replacement,
-            &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
-            &format!("{path}.replacement"),
-        )?;
+        let table = ctx.table()?;
         let mut large_sizes = [PageSize::Size4K; PageSize::COUNT];
         let mut n_large = 0;
         for &s in ctx.page_sizes.iter().filter(|&&s| s != PageSize::Size4K) {
@@ -208,7 +196,7 @@ impl Mechanism for Mosaic {
             n_large += 1;
         }
         Ok(Mosaic {
-            table: Table::new(ctx.sets, ctx.ways, repl),
+            table,
             set_mask: (ctx.sets - 1) as u64,
             log2_arity: cfg.arity.trailing_zeros(),
             arity: cfg.arity as u64,

@@ -88,6 +88,32 @@ pub struct TlbCtx {
     pub path: String,
 }
 
+impl TlbCtx {
+    /// The structure's table of `sets × ways` entries under its replacement policy.
+    pub fn table<D: crate::table::set_assoc::Payload>(&self) -> crate::error::Result<crate::table::SetAssoc<D>> {
+        let repl = crate::registry::AnyReplacement::build(
+            &self.replacement,
+            &crate::replacement::Geometry { sets: self.sets, ways: self.ways, seed: self.seed },
+            &format!("{}.replacement", self.path),
+        )?;
+        Ok(crate::table::SetAssoc::new(self.sets, self.ways, repl))
+    }
+
+    /// An organisation `kind` that groups 4 KiB pages needs a structure that holds them.
+    pub fn require_4k(&self, kind: &str) -> crate::error::Result<()> {
+        if self.page_sizes.contains(&PageSize::Size4K) {
+            return Ok(());
+        }
+        let path = &self.path;
+        Err(crate::error::Error::config(
+            format!("{path}.organisation"),
+            format!(
+                "\"{kind}\" groups 4 KiB pages, but this structure holds none; add \"4k\" to {path}.page_sizes or use organisation = \"set_assoc\""
+            ),
+        ))
+    }
+}
+
 /// One TLB organisation. Every method is on the per-access path or close to
 /// it: none may allocate.
 pub trait TlbOrganisation {

@@ -43,8 +43,7 @@ use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
 use super::{payload, tag, tag_asid, tag_vpn, Neighbours};
 use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
-use crate::registry::{AnyReplacement, Mechanism};
-use crate::replacement::Geometry;
+use crate::registry::Mechanism;
 use crate::stats::StatVisitor;
 use crate::table::SetAssoc as Table;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -91,11 +90,7 @@ impl Mechanism for SetAssoc {
         if let Some(msg) = cfg.vanilla_index_quirk.and_then(quirk_problem) {
             return Err(Error::config(format!("{}.organisation.vanilla_index_quirk", ctx.path), msg));
         }
-        let repl = AnyReplacement::build(
-            &ctx.replacement,
-            &Geometry { sets: ctx.sets, ways: ctx.ways, seed: ctx.seed },
-            &format!("{}.replacement", ctx.path),
-        )?;
+        let table = ctx.table()?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in ctx.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -103,7 +98,7 @@ impl Mechanism for SetAssoc {
         Ok(SetAssoc {
             sizes,
             n_sizes: ctx.page_sizes.len(),
-            table: Table::new(ctx.sets, ctx.ways, repl),
+            table,
             set_mask: (ctx.sets - 1) as u64,
             index_shift: cfg.vanilla_index_quirk.map_or(0, u32::trailing_zeros),
         })

@@ -1,27 +1,14 @@
 use super::*;
-use crate::config::spec::{FillPolicy, Side, TlbSpec, Ways};
-use crate::registry::MechanismSpec;
+use crate::config::spec::{FillPolicy, Ways};
+use crate::tlb::test_support::{fill4k, hit, run, spec};
 use crate::tlb::{Tlb, TlbStats};
 use proptest::prelude::*;
 
 const K4: PageSize = PageSize::Size4K;
 const M2: PageSize = PageSize::Size2M;
 
-fn spec(entries: u32, ways: Ways, sizes: &[PageSize], params: &str) -> TlbSpec {
-    TlbSpec {
-        level: 1,
-        side: Side::Data,
-        page_sizes: sizes.to_vec(),
-        entries,
-        ways,
-        latency: 0,
-        replacement: MechanismSpec { kind: "lru".into(), params: toml::Table::new() },
-        organisation: MechanismSpec { kind: "coalescing".into(), params: params.parse().unwrap() },
-    }
-}
-
 fn build(entries: u32, ways: Ways, sizes: &[PageSize], params: &str) -> Tlb {
-    Tlb::build("t", &spec(entries, ways, sizes, params), FillPolicy::AllLevels, 1).unwrap()
+    Tlb::build("t", &spec(entries, ways, sizes, "coalescing", params, "lru"), FillPolicy::AllLevels, 1).unwrap()
 }
 
 fn org_stats(t: &Tlb) -> CoalescingStats {
@@ -29,29 +16,6 @@ fn org_stats(t: &Tlb) -> CoalescingStats {
         crate::registry::AnyTlbOrganisation::Coalescing(c) => c.stats.clone(),
         other => panic!("not coalescing: {other:?}"),
     }
-}
-
-/// Neighbours of 4 KiB page `vpn`: the aligned run of `len` pages, page k at
-/// frame `frame(k)` (None: not present), dirty where `dirty` has a bit.
-fn run(vpn: u64, len: u32, dirty: u64, frame: impl Fn(u64) -> Option<u64>) -> Neighbours {
-    let mut nb = Neighbours::EMPTY;
-    if len > 0 {
-        nb.first_vpn = vpn & !(len as u64 - 1);
-        nb.len = len;
-        nb.dirty = dirty;
-        for k in 0..len as u64 {
-            nb.pfn[k as usize] = frame(k).unwrap_or(NOT_PRESENT);
-        }
-    }
-    nb
-}
-
-fn fill4k(t: &mut Tlb, vpn: u64, asid: Asid, pfn: u64, nb: &Neighbours) {
-    t.fill(&Fill { va: vpn << 12, asid, size: K4, pfn, dirty: false }, nb, false);
-}
-
-fn hit(pfn: u64) -> Probe {
-    Probe::Hit { pfn, size: K4, dirty: false }
 }
 
 #[test]
@@ -221,7 +185,7 @@ fn larger_pages_are_one_page_entries_of_the_same_table() {
 #[test]
 fn the_group_must_be_a_power_of_two_from_1_to_64() {
     for (g, ok) in [(0, false), (1, true), (2, true), (3, false), (48, false), (64, true), (128, false)] {
-        let r = Tlb::build("t", &spec(16, Ways::N(4), &[K4], &format!("group = {g}")), FillPolicy::AllLevels, 1);
+        let r = Tlb::build("t", &spec(16, Ways::N(4), &[K4], "coalescing", &format!("group = {g}"), "lru"), FillPolicy::AllLevels, 1);
         match (r, ok) {
             (Ok(_), true) => {}
             (Err(e), false) => {
@@ -235,13 +199,13 @@ fn the_group_must_be_a_power_of_two_from_1_to_64() {
 
 #[test]
 fn a_coalescing_structure_must_hold_4k_pages() {
-    let e = Tlb::build("t", &spec(16, Ways::N(4), &[M2], ""), FillPolicy::AllLevels, 1).unwrap_err().to_string();
+    let e = Tlb::build("t", &spec(16, Ways::N(4), &[M2], "coalescing", "", "lru"), FillPolicy::AllLevels, 1).unwrap_err().to_string();
     assert!(e.contains("mmu.tlb.t.organisation") && e.contains("4 KiB"), "{e}");
 }
 
 #[test]
 fn victim_fill_is_refused() {
-    let e = Tlb::build("t", &spec(16, Ways::N(4), &[K4], ""), FillPolicy::Victim, 1).unwrap_err().to_string();
+    let e = Tlb::build("t", &spec(16, Ways::N(4), &[K4], "coalescing", "", "lru"), FillPolicy::Victim, 1).unwrap_err().to_string();
     assert!(e.contains("mmu.fill") && e.contains("coalescing") && e.contains("all_levels"), "{e}");
 }
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::config::spec::{FillPolicy, Side, TlbSpec, Ways};
-use crate::registry::MechanismSpec;
+use crate::config::spec::{FillPolicy, Ways};
+use crate::tlb::test_support::{fill4k, hit, run, spec};
 use crate::tlb::{Tlb, TlbStats};
 use proptest::prelude::*;
 
@@ -8,19 +8,6 @@ const K4: PageSize = PageSize::Size4K;
 const K64: PageSize = PageSize::Size64K;
 const M2: PageSize = PageSize::Size2M;
 const G1: PageSize = PageSize::Size1G;
-
-fn spec(entries: u32, ways: Ways, sizes: &[PageSize], kind: &str, params: &str, repl: &str) -> TlbSpec {
-    TlbSpec {
-        level: 1,
-        side: Side::Data,
-        page_sizes: sizes.to_vec(),
-        entries,
-        ways,
-        latency: 0,
-        replacement: MechanismSpec { kind: repl.into(), params: toml::Table::new() },
-        organisation: MechanismSpec { kind: kind.into(), params: params.parse().unwrap() },
-    }
-}
 
 fn build(entries: u32, ways: Ways, sizes: &[PageSize], params: &str) -> Tlb {
     Tlb::build("t", &spec(entries, ways, sizes, "mosaic", params, "lru"), FillPolicy::AllLevels, 1).unwrap()
@@ -31,29 +18,6 @@ fn org_stats(t: &Tlb) -> MosaicStats {
         crate::registry::AnyTlbOrganisation::Mosaic(m) => m.stats.clone(),
         other => panic!("not mosaic: {other:?}"),
     }
-}
-
-/// Neighbours of 4 KiB page `vpn`: the aligned run of `len` pages, page k at
-/// frame `frame(k)` (None: not present), dirty where `dirty` has a bit.
-fn run(vpn: u64, len: u32, dirty: u64, frame: impl Fn(u64) -> Option<u64>) -> Neighbours {
-    let mut nb = Neighbours::EMPTY;
-    if len > 0 {
-        nb.first_vpn = vpn & !(len as u64 - 1);
-        nb.len = len;
-        nb.dirty = dirty;
-        for k in 0..len as u64 {
-            nb.pfn[k as usize] = frame(k).unwrap_or(NOT_PRESENT);
-        }
-    }
-    nb
-}
-
-fn fill4k(t: &mut Tlb, vpn: u64, asid: Asid, pfn: u64, nb: &Neighbours) {
-    t.fill(&Fill { va: vpn << 12, asid, size: K4, pfn, dirty: false }, nb, false);
-}
-
-fn hit(pfn: u64) -> Probe {
-    Probe::Hit { pfn, size: K4, dirty: false }
 }
 
 #[test]
