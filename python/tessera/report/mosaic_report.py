@@ -1,0 +1,265 @@
+"""The Mosaic Pages reproduction's report: our tables next to the paper's.
+
+:func:`build` turns the analysis tables of :mod:`tessera.report.mosaic_pages`
+into report blocks (:mod:`tessera.report.render`). Every number printed comes
+from those tables, and every sentence that states one of our results is
+computed from them; the fixed prose describes the models, the paper and the
+differences between them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from tessera.report import mosaic_pages as mp
+from tessera.report import paper_mosaic as paper
+from tessera.report.mmu_report import fmt
+from tessera.report.render import Block, Bullets, Code, Figure, Heading, Para, Table
+
+__all__ = ["build"]
+
+
+def _ways(w: int) -> str:
+    return "full" if int(w) >= mp.SHADOW_ENTRIES else str(int(w))
+
+
+def _pct(x: float, digits: int = 1) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f} %"
+
+
+def _paper_name(w: str) -> str:
+    return mp.PAPER_NAME.get(w, w)
+
+
+def _minutes(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
+
+
+# ------------------------------------------------------------------ sections
+
+
+def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
+    timing = ctx["timing"]
+    scale = ctx["scale"]
+    return [
+        Heading(1, "Reproduction: Mosaic Pages"),
+        Para(f"Paper: {paper.CITATION}. This report re-runs its Fig. 6 (TLB misses of a mosaic TLB), Table 3 "
+             "(memory utilisation of the Iceberg allocator with Horizon LRU) and Table 4 (swap I/O against Linux) "
+             "on Tessera's own workloads and models, and adds a comparison the paper does not make (THP, CoLT "
+             "coalescing and mosaic pages over fragmented memory). "
+             f"Scale: **{scale}** (see *Scale* below: our footprints are far smaller than the paper's, "
+             "and every conclusion here is about that scale). "
+             f"Run time: **{_minutes(timing['total_s'])}** in all on {int(timing.get('workers', 0) or 0)} "
+             f"worker(s) ({int(timing['runs'])} simulations, {int(timing['computed'])} computed now, "
+             f"{int(timing['already_stored'])} reused from the store)."),
+    ]
+
+
+def _scale(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
+    wl = t["workloads"]
+    rows = [[r.Index[0], r.Index[1], r.params, f"{r.touched_mib:.0f}", f"{r.accesses / 1e6:.1f}",
+             str(paper.TABLE2_FOOTPRINT_MIB.get(_paper_name(r.Index[1]), "—")) if r.Index[0] == "fig6" else "—"]
+            for r in wl.itertuples()]
+    return [
+        Heading(2, "Scale"),
+        Table(["part", "workload", "parameters", "touched MiB", "M accesses", "paper footprint MiB (Table 2)"], rows,
+              caption="Workloads as run (touched = 4 KiB pages mapped at the end of the run, seed 0)"),
+        Para("The paper simulated 16–54 billion instructions per workload in gem5 over 1–8 GiB footprints "
+             "(Table 2) and ran its kernel prototype with 4 GiB of memory. Tessera's runs are millions of "
+             "accesses over footprints of megabytes to a few hundred megabytes, so that the whole report fits "
+             "in minutes on 2 cores. A 1024-entry mosaic TLB reaches 16 MiB (Mosaic-4) to 256 MiB (Mosaic-64): "
+             "a workload whose touched footprint is below an arity's reach fits in that TLB, and its misses are "
+             "then mostly first touches. The touched footprints above say where that happens."),
+    ]
+
+
+def _fig6(t: Mapping[str, pd.DataFrame]) -> list[Block]:
+    m = t["fig6_misses"]
+    red = t["fig6_reduction"]
+    claims = t["fig6_claims"]
+    rows = []
+    for (w, ways), r in m.iterrows():
+        rr = red.loc[(w, ways)]
+        rows.append([w, _ways(ways), f"{r['vanilla']:.0f}"]
+                    + [f"{r[f'mosaic{a}']:.0f} ({fmt(rr[f'mosaic{a}'], 1)})" for a in paper.ARITIES]
+                    + [fmt(100.0 * r["first_touches"] / r["vanilla"], 1) if r["vanilla"] else "—"])
+    quirk_rows = []
+    for (w, ways), r in m.iterrows():
+        if int(ways) in mp.QUIRK_WAYS:
+            quirk_rows.append([w, _ways(ways), f"{r['vanilla']:.0f}"]
+                              + [f"{r[f'vanilla_q{q}']:.0f}" for q in mp.QUIRKS])
+    claim_rows = [[c.paper, c.ours, "—" if c.holds is None or (isinstance(c.holds, float) and math.isnan(c.holds))
+                   else ("yes" if c.holds else "no")] for c in claims.itertuples()]
+    return [
+        Heading(2, "Fig. 6: TLB misses, vanilla against Mosaic-4…64"),
+        Para("One run per workload on the `tlb_only` machine with 30 shadow TLB structures of 1024 entries "
+             "(`mmu.shadow.*`): vanilla and Mosaic-4, 8, 16, 32, 64 at 1, 2, 4, 8 ways and fully associative. "
+             "A shadow sees every data translation the machine makes, in order, and fills itself from it, as the "
+             "gem5 model fed every access to a vanilla and a mosaic TLB; the machine's own TLBs and caches do not "
+             "change what a shadow counts, so the fastest machine (`tlb_only`: no caches, no timing) gives the same "
+             "shadow counts as `mosaic_gem5` would. A mosaic TLB counts a miss on an entry miss (a walk) and on a "
+             "sub-page miss (the gem5 model's `ToC bit 0`: counted, filled without a walk), so the two TLBs count "
+             "misses the same way. 4 KiB pages only (the paper turned huge pages off for the applications). No "
+             "warm-up: as in the paper, first touches are misses (their share of vanilla's misses is the last column)."),
+        Figure("figures/fig6", "Fig. 6 analog: TLB misses (log scale) by associativity; DM = direct-mapped, FA = fully associative"),
+        Table(["workload", "ways", "vanilla"] + [f"Mosaic-{a} (% fewer)" for a in paper.ARITIES] + ["first touches % of vanilla"],
+              rows, caption="TLB misses, and in brackets % fewer than vanilla at the same associativity"),
+        Table(["paper (§4.1)", "ours", "agrees"], claim_rows, caption="The paper's statements about Fig. 6 against our runs"),
+        Heading(3, "The gem5 model's vanilla set index"),
+        Para("In the authors' gem5 model the vanilla TLB's set index used the mosaic shift whenever mosaic simulation "
+             "was on, so in a run with Mosaic-q the vanilla TLB put q consecutive pages in one set "
+             "(`organisation = { kind = \"set_assoc\", vanilla_index_quirk = q }`). Our vanilla column indexes by "
+             "VPN; the columns below are vanilla with the quirk, for q = "
+             + ", ".join(str(q) for q in mp.QUIRKS) + ". They show how much of the paper's gap at low associativity "
+             "the quirk could explain on these streams."),
+        Table(["workload", "ways", "vanilla"] + [f"vanilla, quirk q={q}" for q in mp.QUIRKS], quirk_rows,
+              caption="TLB misses of vanilla TLBs with the gem5 model's set index"),
+    ]
+
+
+def _table3(t: Mapping[str, pd.DataFrame]) -> list[Block]:
+    t3 = t["table3"]
+    rows = []
+    for (w, ratio), r in t3.iterrows():
+        pfp = round(ratio * paper.TABLE3_POOL_MIB)
+        pv = [v for (pw, fp), v in paper.TABLE3.items() if pw == _paper_name(w) and abs(fp / paper.TABLE3_POOL_MIB - ratio) < 0.01]
+        p = (f"{pv[0][0]:.2f} ± {pv[0][1]:.2f}", f"{pv[0][2]:.2f} ± {pv[0][3]:.2f}") if pv else ("—", "—")
+        rows.append([w, f"{ratio:.3f}", f"{r.footprint_mib:.1f}", f"{r.pool_mib:.2f}", str(int(r.buckets)), str(int(r.seeds)),
+                     f"{fmt(r.first_conflict)} ± {fmt(r.first_conflict_std)}", p[0],
+                     f"{fmt(r.steady)} ± {fmt(r.steady_std)}", p[1]])
+    fc = t3["first_conflict"]
+    st = t3["steady"]
+    return [
+        Heading(2, "Table 3: memory utilisation of Iceberg with Horizon LRU"),
+        Para("What the paper ran: Graph500, XSBench and BTree with footprints 1.5–20 % above a 4 GiB mosaic pool "
+             "(16384 buckets), ten runs each; the load at the first associativity conflict (a page finding all of "
+             "its h = 104 frames taken) and the mean utilisation after it. Here: the same three workloads (their "
+             "timed phase, see the table above), the pool sized so that footprint ÷ pool is the paper's ratio "
+             "(1.015, 1.077, 1.140, 1.202), iceberg as in the prototype (f = 56, b = 8, d = 6 partitioned choices, "
+             "xxHash64 with the prototype's seeds) and Horizon LRU with exact access times (§2.4's algorithm; the "
+             "prototype approximated times with a 1 s accessed-bit scan, which at our run lengths would never "
+             "fire). These are the Mosaic runs of Table 4. Seeds change the workload's data (graph, keys, "
+             "lookups), hence the order pages are touched; the hash functions are fixed, as in the prototype. "
+             f"Utilisation is sampled every {mp.SAMPLE_EVERY} placements. Mean ± standard deviation over seeds."),
+        Table(["workload", "footprint ÷ pool", "footprint MiB", "pool MiB", "buckets", "seeds", "first conflict %",
+               "paper", "steady-state %", "paper"], rows,
+              caption="First associativity conflict (1 − δ) and steady-state utilisation, ours and the paper's (Table 3)"),
+        Para(f"Our first conflicts fall at {fmt(fc.min())}–{fmt(fc.max())} % of the pool (paper: 98.00–98.07 %), "
+             f"the steady state at {fmt(st.min())}–{fmt(st.max())} % (paper: 99.21–100 %). "
+             "**Pool size matters for the first conflict.** Our pools have tens to a few hundred buckets, the paper's "
+             "16384. With few buckets the load at the first conflict is a statistic of few bins and varies more from "
+             "run to run; its mean need not equal the large-pool value either (the allocator's own check with "
+             "random keys and 16384 buckets gives 97.94–98.12 %, mean 98.04 %, docs/mosaic-pages.md; with 256 "
+             "buckets and synthetic streams it measured 98.3–98.8 %). So the first-conflict column is a check of "
+             "the mechanism at our scale, not a measurement of the paper's δ. The steady state depends on ghosts "
+             "filling the slack and rises with the footprint, as in the paper."),
+    ]
+
+
+def _table4(t: Mapping[str, pd.DataFrame]) -> list[Block]:
+    t4 = t["table4"]
+    rows = []
+    for (w, ratio), r in t4.iterrows():
+        pr = min(paper.TABLE4.get(_paper_name(w), []), key=lambda x: abs(x[0] / paper.TABLE4_MEMORY_MIB - ratio), default=None)
+        rows.append([w, f"{ratio:.3f}", f"{r.footprint_mib:.1f}", f"{r.linux:.0f}", f"{r.mosaic:.0f}",
+                     fmt(r.difference), f"{pr[0] / paper.TABLE4_MEMORY_MIB:.3f}" if pr else "—",
+                     fmt(pr[3]) if pr else "—", f"{fmt(r.linux_cv, 1)} / {fmt(r.mosaic_cv, 1)}"])
+    first = t4.groupby(level=0, sort=False)["difference"].first()
+    later = t4.groupby(level=0, sort=False)["difference"].apply(lambda s: s.iloc[1:].max() if len(s) > 1 else float("nan"))
+    return [
+        Heading(2, "Table 4: swap I/O, Linux against Mosaic"),
+        Para("Per workload and footprint ÷ memory from 1.015 to 1.577 (the paper's 4158–6459 MiB over 4096 MiB): "
+             "Linux is `os.eviction = \"linux_like\"` (active/inactive lists on accessed bits) over the default "
+             "buddy allocator; Mosaic is the iceberg allocator with Horizon LRU (the Table 3 runs). Both have the "
+             "same frames for data: the iceberg pool, and for Linux the pool plus exactly the page-table frames the "
+             "workload needs (measured by a probe run with memory to spare). Swap I/O = `swap.pages_in + "
+             "swap.pages_out`; the swap device never fills. Mean over seeds; the difference is % less swap I/O "
+             "with Mosaic (higher is better), as the paper's. The paper's row nearest in ratio is beside ours."),
+        Figure("figures/table4", "% less swap I/O with Mosaic against footprint ÷ memory; ours solid, the paper's dashed"),
+        Table(["workload", "footprint ÷ memory", "footprint MiB", "Linux (pages)", "Mosaic (pages)", "difference %",
+               "paper ratio", "paper difference %", "CV % Linux / Mosaic"], rows,
+              caption="Swap I/O in 4 KiB pages (pages in + out), ours and the paper's difference (Table 4)"),
+        Para("Just above capacity (ratio 1.015) our difference is "
+             + ", ".join(f"{w} {fmt(v)} %" for w, v in first.items())
+             + " (paper: −98.22, −16.07, −18.55 % for Graph500, XSBench, BTree); further up the best is "
+             + ", ".join(f"{w} {fmt(v)} %" for w, v in later.items())
+             + " (paper: up to 28.99 %). Why ours may differ: (1) Linux here fills memory to the last frame, "
+             "while real Linux starts reclaiming at its zone watermarks (about 99.2 % in the paper), which makes "
+             "the just-above-capacity case worse for Mosaic here than in the paper; (2) Horizon LRU here has exact "
+             "access times and `linux_like` only accessed bits, while the paper's prototype sampled accessed bits "
+             "every second for both; (3) our workloads are smaller and shorter, with a different mix of reuse; the "
+             "paper attributes Mosaic's gains to perturbing LRU's bad cases (cyclic references), which exist only "
+             "where the stream has them."),
+    ]
+
+
+def _beyond(t: Mapping[str, pd.DataFrame]) -> list[Block]:
+    bt = t["beyond"]
+    rows = []
+    for (w, frag, d), r in bt.iterrows():
+        rows.append([w, f"{frag:g}", d, fmt(r.misses_pka), fmt(r.walks_pka), fmt(r.huge_share, 1), fmt(r.reach_hits_pka)])
+    summary = []
+    for w in dict.fromkeys(bt.index.get_level_values(0)):
+        s = bt.loc[w]
+        parts = []
+        for frag in dict.fromkeys(s.index.get_level_values(0)):
+            v = s.loc[frag]
+            base = v.loc["vanilla", "misses_pka"]
+            parts.append(f"frag {frag:g}: " + ", ".join(
+                f"{d} {fmt(100 * (1 - v.loc[d, 'misses_pka'] / base), 0)} %" for d in v.index if d != "vanilla"))
+        summary.append(f"**{w}** (% fewer misses than vanilla) " + "; ".join(parts))
+    return [
+        Heading(2, "Beyond the paper: mosaic, coalescing and THP over fragmented memory"),
+        Para("The same workloads (Fig. 6's sizes) on one machine whose only TLB is a 1024-entry 4-way data TLB "
+             "holding 4 KiB and 2 MiB pages (the gem5 machine's size; every miss walks, walks counted, no caches): "
+             "**vanilla** (4 KiB pages), **thp** (`physmem.page_size = \"thp\"`: 2 MiB pages wherever a whole "
+             "aligned 2 MiB block is free), **coalescing** (CoLT, `organisation = { kind = \"coalescing\", group = 8 }`: "
+             "one entry per physically contiguous run within 8 virtual pages, filled from the PTE line the walk "
+             "read) and **mosaic** (Mosaic-8 over the iceberg allocator: 8 sub-pages per entry, any frames). "
+             "`physmem.fragmentation` breaks that fraction of the 2 MiB blocks with one pinned 4 KiB frame before "
+             "the run. Misses and walks per 1000 accesses; for mosaic, misses include sub-page misses (counted, "
+             "filled without a walk), so its walks are fewer than its misses. 'reach hits' are hits on a page "
+             "another page's walk installed (coalesced hits, ToC hits)."),
+        Figure("figures/beyond", "TLB misses per 1000 accesses by design and fragmentation"),
+        Table(["workload", "fragmentation", "design", "misses / 1k acc.", "walks / 1k acc.", "% memory in 2 MiB pages",
+               "reach hits / 1k acc."], rows, caption="One TLB of 1024 entries, 4 ways"),
+        Bullets(summary),
+        Para("What this shows at this scale: THP's gain depends on free aligned 2 MiB blocks, which fragmentation "
+             "takes away (its share of memory in 2 MiB pages is the column to read); coalescing needs physically "
+             "contiguous frames, which the buddy allocator gives to a first-touch stream while free blocks are "
+             "plentiful, and fragmentation breaks some of those runs; mosaic pages need no contiguity, so their "
+             "misses do not move with fragmentation (the pinned frames only take slots of the pool). It is a "
+             "TLB-only comparison: it leaves out what the paper does not model either (walk latency, the cost of "
+             "THP's zeroing and compaction, the mosaic TLB's hashing in the lookup path)."),
+    ]
+
+
+def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
+    timing = ctx["timing"]
+    parts = ", ".join(f"{k} {_minutes(v)}" for k, v in timing.items() if k.endswith("_sweep_s"))
+    return [
+        Heading(2, "Reproducing this report"),
+        Code(ctx["command"], "sh"),
+        Para(f"Tessera {ctx['version']}" + (f", commit {ctx['commit']}" if ctx.get("commit") else "")
+             + f". Wall time of the sweeps: {parts}; all in {_minutes(timing['total_s'])}, "
+             f"on {int(timing.get('workers', 0) or 0)} worker(s); the sum of the runs' own wall times is "
+             f"{_minutes(timing['sum_wall_s'])}. Results are kept in `{ctx['store']}` and reused on a rerun; "
+             "the sweeps are in `sweeps/` and every table is in `data/` as CSV."),
+    ]
+
+
+def build(tables: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
+    """The whole report, in order."""
+    return (
+        _intro(tables, ctx)
+        + _scale(tables, ctx)
+        + _fig6(tables)
+        + _table3(tables)
+        + _table4(tables)
+        + _beyond(tables)
+        + _reproducing(ctx)
+    )
