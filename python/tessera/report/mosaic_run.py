@@ -1,7 +1,7 @@
 """Run the Mosaic Pages reproduction and write its report.
 
 :func:`reproduce` runs the sweeps of :mod:`tessera.report.mosaic_pages` in
-order (Fig. 6; the probe, whose footprints size the memories of the pressure
+order (Fig. 6; Table 3 at the prototype's pool; the probe, whose footprints size the memories of the pressure
 sweep; the pressure sweep; beyond the paper) through :func:`tessera.sweep`
 into one results store, then writes ``report.md``, ``report.html``,
 ``figures/``, ``data/*.csv`` and ``sweeps/*.toml`` into the output directory.
@@ -50,7 +50,7 @@ def _workload_table(parts: Mapping[str, pd.DataFrame], scale: str) -> pd.DataFra
     return pd.DataFrame(rows).set_index(["part", "workload"])
 
 
-def tables(fig6: pd.DataFrame, probe: pd.DataFrame, pressure: pd.DataFrame, beyond: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def tables(fig6: pd.DataFrame, pool: pd.DataFrame, pressure: pd.DataFrame, beyond: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Every table of the report from the sweeps' DataFrames (``pressure``
     already labelled by :func:`mosaic_pages.label_pressure`)."""
     misses = mp.fig6_misses(fig6)
@@ -58,6 +58,7 @@ def tables(fig6: pd.DataFrame, probe: pd.DataFrame, pressure: pd.DataFrame, beyo
         "fig6_misses": misses,
         "fig6_reduction": mp.fig6_reduction(misses),
         "fig6_claims": mp.fig6_claims(misses),
+        "table3_pool": mp.table3_pool(pool),
         "table3": mp.table3(pressure),
         "table4": mp.table4(pressure),
         "beyond": mp.beyond_table(beyond),
@@ -115,13 +116,14 @@ def reproduce(
         return df
 
     fig6 = sweep("fig6", mp.fig6_spec(scale))
+    pool = sweep("pool", mp.pool_spec(scale))
     probe = sweep("probe", mp.probe_spec(scale))
     pressure = mp.label_pressure(sweep("pressure", mp.pressure_spec(scale, probe)), probe, scale)
     runs["pressure"] = pressure
     beyond = sweep("beyond", mp.beyond_spec(scale, str(machine.resolve())))
 
     t1 = time.perf_counter()
-    tabs = tables(fig6, probe, pressure, beyond)
+    tabs = tables(fig6, pool, pressure, beyond)
     tabs["workloads"] = _workload_table({"fig6": fig6, "pressure": probe}, scale)
     data = out / "data"
     data.mkdir(exist_ok=True)
