@@ -40,6 +40,10 @@ def fig6_grid(misses: pd.DataFrame, out_dir: Path) -> list[Path]:
                    label="Vanilla" if s == "vanilla" else f"Mosaic-{s[6:]}")
         ax.set_xticks(x, [_ways_label(int(v)) for v in m.index])
         ax.set_yscale("log")
+        # At least a decade below the smallest bar, so that near-equal bars look near-equal.
+        lo = float(np.nanmin(m[_SERIES].to_numpy()))
+        if lo > 0:
+            ax.set_ylim(bottom=10 ** np.floor(np.log10(lo) - 1))
         ax.set_title(w)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("TLB misses (1024 entries)")
