@@ -43,7 +43,7 @@ def _minutes(s: float) -> str:
 
 
 def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
-    timing = ctx["timing"]
+    timing = ctx.get("measured", ctx["timing"])
     scale = ctx["scale"]
     return [
         Heading(1, "Reproduction: Mosaic Pages"),
@@ -54,7 +54,7 @@ def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]
              f"Scale: **{scale}** (see *Scale* below: our footprints are far smaller than the paper's, "
              "and every conclusion here is about that scale). "
              f"Run time: **{_minutes(timing['total_s'])}** in all on {int(timing.get('workers', 0) or 0)} "
-             f"worker(s) ({int(timing['runs'])} simulations, {int(timing['computed'])} computed now, "
+             f"worker(s) ({int(timing['runs'])} simulations, {int(timing['computed'])} simulated, "
              f"{int(timing['already_stored'])} reused from the store)."),
     ]
 
@@ -286,8 +286,13 @@ def _beyond(t: Mapping[str, pd.DataFrame]) -> list[Block]:
 
 
 def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
-    timing = ctx["timing"]
-    parts = ", ".join(f"{k} {_minutes(v)}" for k, v in timing.items() if k.endswith("_sweep_s"))
+    timing = ctx.get("measured", ctx["timing"])
+    now = ctx["timing"]
+    parts = ", ".join(f"{k[: -len('_sweep_s')]} {_minutes(v)}" for k, v in timing.items() if k.endswith("_sweep_s"))
+    redrawn = ""
+    if timing is not now:
+        redrawn = (f" This copy of the report was redrawn from the store in {_minutes(now['total_s'])}; the times "
+                   f"above are those of the run that simulated, `{timing.get('command', '')}`.")
     return [
         Heading(2, "Reproducing this report"),
         Code(ctx["command"], "sh"),
@@ -295,7 +300,7 @@ def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
              + f". Wall time of the sweeps: {parts}; all in {_minutes(timing['total_s'])}, "
              f"on {int(timing.get('workers', 0) or 0)} worker(s); the sum of the runs' own wall times is "
              f"{_minutes(timing['sum_wall_s'])}. Results are kept in `{ctx['store']}` and reused on a rerun; "
-             "the sweeps are in `sweeps/` and every table is in `data/` as CSV."),
+             "the sweeps are in `sweeps/` and every table is in `data/` as CSV." + redrawn),
     ]
 
 
