@@ -227,13 +227,14 @@ def _table4(t: Mapping[str, pd.DataFrame]) -> list[Block]:
              + ", ".join(f"{w} {fmt(v)} %" for w, v in first.items())
              + " (paper: −98.22, −16.07, −18.55 % for Graph500, XSBench, BTree); further up the best is "
              + ", ".join(f"{w} {fmt(v)} %" for w, v in later.items())
-             + " (paper: up to 28.99 %). Why ours may differ: (1) Linux here fills memory to the last frame, "
-             "while real Linux starts reclaiming at its zone watermarks (about 99.2 % in the paper), which makes "
-             "the just-above-capacity case worse for Mosaic here than in the paper; (2) Horizon LRU here has exact "
-             "access times and `linux_like` only accessed bits, while the paper's prototype sampled accessed bits "
-             "every second for both; (3) our workloads are smaller and shorter, with a different mix of reuse; the "
-             "paper attributes Mosaic's gains to perturbing LRU's bad cases (cyclic references), which exist only "
-             "where the stream has them."),
+             + " (paper: up to 28.99 %). What differs from the paper's set-up, and may explain the differences "
+             "(we have not isolated which one does): (1) Linux here fills memory to the last frame, while real Linux "
+             "starts reclaiming at its zone watermarks (about 99.2 % in the paper); that favours our Linux just "
+             "above capacity, so it cannot explain Mosaic faring better there than in the paper; (2) Horizon LRU "
+             "here has exact access times and `linux_like` only accessed bits, while the paper's prototype sampled "
+             "accessed bits every second for both; (3) our workloads are far smaller and shorter, with a "
+             "different mix of reuse; the paper attributes Mosaic's gains to perturbing LRU's bad cases (cyclic "
+             "references), which exist only where the stream has them."),
     ]
 
 
