@@ -56,10 +56,15 @@ impl MemorySystem {
     pub fn build(spec: &Spec, seed: u64) -> Result<MemorySystem> {
         let caches = CacheHierarchy::build(&spec.cache, crate::rng::sub_seed(seed, "cache"))?;
         let names: Vec<&'static str> = caches.level_names().to_vec();
-        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels };
+        let mem = PhysMem::build(&spec.physmem, seed)?;
+        // A format storing CPFNs decodes them with the pool's hash functions.
+        let hasher = match mem.allocator() {
+            crate::registry::AnyAllocator::Iceberg(ice) => Some(ice.hasher().clone()),
+            _ => None,
+        };
+        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels, hasher };
         let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
         let walker = Walker::build(spec, &format, &names, seed)?;
-        let mem = PhysMem::build(&spec.physmem, seed)?;
         let os = Os::build(spec, &format, &mem, seed)?;
         Ok(MemorySystem { pt: PageTable::new(format), mem, os, walker, caches })
     }
@@ -150,12 +155,14 @@ impl MemorySystem {
         self.os.on_dirty(va, asid);
     }
 
-    /// The 4 KiB leaves of the aligned run of `n` pages around `va`, read
-    /// from the leaf node in host slot `node` that a walk just used. Read on
-    /// the host, at no cost: what a coalescing TLB takes from the walked
-    /// line (or, as an upper bound, from the whole group). A run is cut to
-    /// the leaf node's entries.
-    pub fn neighbours(&self, va: u64, node: u32, n: u32, out: &mut Neighbours) {
+    /// The 4 KiB leaves of the aligned run of `n` pages around `va` of
+    /// `asid`, read from the leaf node in host slot `node` that a walk just
+    /// used. Read on the host, at no cost: what a coalescing TLB takes from
+    /// the walked line (or, as an upper bound, from the whole group); with
+    /// a table-of-contents format, the walked ToC (several ToCs of the node
+    /// when `n` exceeds the format's arity). A run is cut to the leaf
+    /// node's entries.
+    pub fn neighbours(&self, va: u64, asid: Asid, node: u32, n: u32, out: &mut Neighbours) {
         use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
         let format = self.pt.format();
         let per_node = 1u64 << (format.level_shift(2) - crate::addr::BASE_SHIFT);
@@ -164,12 +171,11 @@ impl MemorySystem {
         out.first_vpn = first;
         out.len = n as u32;
         out.dirty = 0;
-        let w0 = format.word(first << 12, 1);
-        let words = format.entry_words() as u64;
         for i in 0..n {
-            let w = w0 + i * words;
+            let va_i = (first + i) << 12;
+            let w = format.word(va_i, 1);
             let raw = self.mem.read_entry(node, w);
-            out.pfn[i as usize] = match format.decode(raw, 1, (first + i) << 12, &|k| self.mem.read_entry(node, w + k as u64)) {
+            out.pfn[i as usize] = match format.decode(raw, 1, va_i, asid, &|k| self.mem.read_entry(node, w + k as u64)) {
                 Step::Leaf { pfn_base, .. } => {
                     out.dirty |= (format.is_dirty(raw) as u64) << i;
                     pfn_base
@@ -207,7 +213,7 @@ impl MemorySystem {
     /// `out.len = 0` if `va` is not mapped by a 4 KiB leaf.
     pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, out: &mut Neighbours) {
         match self.pt.leaf(&self.mem, asid, va) {
-            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours(va, leaf.slot, n, out),
+            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours(va, asid, leaf.slot, n, out),
             _ => out.len = 0,
         }
     }

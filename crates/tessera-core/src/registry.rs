@@ -242,16 +242,18 @@ family! {
     family crate::pagetable::format::PageTableFormat => AnyFormat, ctx crate::pagetable::x86_radix::FormatCtx, key "format", visitor FormatVisitor {
         "x86_radix" => X86Radix(crate::pagetable::x86_radix::X86Radix),
         "radix" => Radix(crate::pagetable::radix::Radix),
+        "mosaic_toc" => MosaicToc(crate::pagetable::mosaic_toc::MosaicToc),
     }
     methods {
         ref fn levels() -> u32;
         ref fn level_shift(level: u32) -> u32;
         ref fn index(va: u64, level: u32) -> u64;
         ref fn entry_words() -> u32;
+        ref fn level_entry_words(level: u32) -> u32;
         ref fn va_bits() -> u32;
         ref fn sizes() -> &[crate::addr::PageSize];
         ref fn leaf_level(size: crate::addr::PageSize) -> Option<u32>;
-        ref fn decode(raw: u64, level: u32, va: u64, word: &dyn Fn(u32) -> u64) -> crate::pagetable::format::Step;
+        ref fn decode(raw: u64, level: u32, va: u64, asid: crate::addr::Asid, word: &dyn Fn(u32) -> u64) -> crate::pagetable::format::Step;
         ref fn used(raw: u64, leaf: bool, write: bool) -> u64;
         ref fn is_dirty(raw: u64) -> bool;
         ref fn is_accessed(raw: u64) -> bool;
@@ -260,6 +262,7 @@ family! {
         ref fn encode_leaf(size: crate::addr::PageSize, pfn: crate::addr::Pfn) -> u64;
         ref fn large_keeps_node() -> bool;
         ref fn allows_shortcuts() -> bool;
+        ref fn set_page(words: &mut [u64], va: u64, asid: crate::addr::Asid, pfn: Option<crate::addr::Pfn>) -> crate::error::Result<()>;
     }
 }
 

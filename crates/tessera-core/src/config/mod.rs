@@ -314,7 +314,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     resolve_mech(&mut spec.pagetable.format, "pagetable.format", AnyFormat::resolve)?;
     let format_sizes = {
         use crate::pagetable::format::PageTableFormat;
-        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels };
+        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels, ..Default::default() };
         let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
         spec.pagetable.levels = Some(format.levels());
         format.sizes().to_vec()
@@ -330,6 +330,29 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     }
     resolve_mech(&mut spec.physmem.allocator, "physmem.allocator", AnyAllocator::resolve)?;
     resolve_mech(&mut spec.physmem.page_size, "physmem.page_size", AnyPageSizePolicy::resolve)?;
+    if spec.pagetable.format.kind == "mosaic_toc" {
+        // A ToC holds CPFNs: every page must be a 4 KiB page placed by the Iceberg hash.
+        if spec.physmem.allocator.kind != "iceberg" {
+            return Err(Error::config_allowed(
+                "physmem.allocator",
+                format!(
+                    "pagetable.format = \"mosaic_toc\" stores 7-bit CPFNs, which only the Iceberg allocator's placements have; {:?} cannot back it",
+                    spec.physmem.allocator.kind
+                ),
+                &["iceberg"],
+            ));
+        }
+        if spec.physmem.page_size.kind != "base_only" {
+            return Err(Error::config_allowed(
+                "physmem.page_size",
+                format!(
+                    "pagetable.format = \"mosaic_toc\" maps 4 KiB pages only (a ToC has one CPFN per 4 KiB page); {:?} maps larger pages",
+                    spec.physmem.page_size.kind
+                ),
+                &["base_only"],
+            ));
+        }
+    }
     let policy = AnyPageSizePolicy::build(
         &spec.physmem.page_size,
         &crate::page_size::PolicyCtx { sizes: format_sizes },

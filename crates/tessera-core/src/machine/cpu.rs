@@ -351,7 +351,7 @@ impl CpuMachine {
     fn observe(&mut self, f: &Fill, instr: bool, write: bool, node: Option<u32>) {
         let (Some(shadows), sys) = (self.shadows.as_deref_mut(), &self.sys) else { return };
         shadows.observe(f, instr, write, |n, out| match node {
-            Some(node) if f.size == PageSize::Size4K => sys.neighbours(f.va, node, n, out),
+            Some(node) if f.size == PageSize::Size4K => sys.neighbours(f.va, f.asid, node, n, out),
             _ => sys.leaf_neighbours(f.va, f.asid, n, out),
         });
     }
@@ -393,7 +393,7 @@ impl CpuMachine {
         if wanted == 0 || t.size != PageSize::Size4K {
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
         } else {
-            self.sys.neighbours(va, t.node, wanted, &mut self.neighbours);
+            self.sys.neighbours(va, asid, t.node, wanted, &mut self.neighbours);
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
         }
         if SHADOWS {

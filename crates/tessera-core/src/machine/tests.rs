@@ -982,3 +982,173 @@ fn sub_page_fills_without_a_walk_save_walks_and_stay_exact() {
     assert_eq!(walks[1].0, walks[1].1, "\"walk\": a sub-page miss walks");
     assert!(walks[2].0 < walks[2].1, "\"fill\": {:?}", walks[2]);
 }
+
+// ---------------------------------------------------------------------------
+// The table-of-contents page-table format (Mosaic Pages).
+// ---------------------------------------------------------------------------
+
+use crate::physmem::allocator::AnyAllocator;
+
+/// Every page's translation in the first `pages` pages above `base`, in address space 0.
+fn translations(m: &Machine, base: u64, pages: u64) -> Vec<Option<u64>> {
+    let (pt, mem) = (m.page_table(), m.physmem());
+    (0..pages).map(|p| pt.translate(mem, 0, base + (p << 12)).map(|(f, _)| f.0)).collect()
+}
+
+/// The data frames are the Iceberg allocator's, whichever format records
+/// them: a run under memory pressure (Horizon LRU, swap) over ToC leaves
+/// makes the same translations, faults, evictions and TLB misses as over
+/// x86 leaves, checked after each of several streams; only the walk's
+/// memory references, the table's nodes and what follows from them (cache
+/// contents, cycles) and swap writes (dirty bits are per mosaic page) may
+/// differ.
+#[test]
+fn a_toc_table_translates_as_x86_under_iceberg_and_horizon() {
+    for (preset, arity) in [("tlb_only", 4), ("sandy_bridge", 16), ("tlb_only", 64)] {
+        let build = |format: &str| {
+            let f = format!("pagetable.format={format}");
+            let sp = spec(preset, &["physmem.capacity=8MiB", "physmem.allocator=iceberg", "os.swap={ capacity = \"64MiB\" }", "os.eviction=horizon", &f]);
+            Machine::build(&sp, 5).unwrap()
+        };
+        let toc = format!("{{ kind = \"mosaic_toc\", arity = {arity} }}");
+        let (mut x86, mut ours) = (build("x86_radix"), build(&toc));
+        let AnyAllocator::Iceberg(ice) = x86.physmem().allocator() else { unreachable!() };
+        let footprint = (ice.pool_frames() * 13 / 10) << 12;
+        let base = crate::stream::synthetic::BASE_VADDR;
+        for (k, pattern) in [Pattern::HotCold, Pattern::Uniform, Pattern::Sequential].into_iter().enumerate() {
+            for m in [&mut x86, &mut ours] {
+                let mut src = Synthetic::new(SyntheticSpec::new(pattern, 20_000, footprint, 11 + k as u64)).unwrap();
+                crate::run::feed_all(m, &mut src, &mut |_, _| true).unwrap();
+            }
+            let tag = format!("{preset}, arity {arity}, after stream {k}");
+            assert_eq!(translations(&x86, base, footprint >> 12), translations(&ours, base, footprint >> 12), "{tag}");
+        }
+        let (a, b) = (x86.stats(), ours.stats());
+        let tag = format!("{preset}, arity {arity}");
+        assert!(a.get("os.evictions") > 100, "{tag}: under pressure");
+        // What the format may change: walk references and what they do in
+        // the PSCs, the caches (so the lines an eviction finds there) and
+        // to time, the table's nodes and the frames they take, A/D bit
+        // updates and the swap writes that group dirty bits add; and a ToC
+        // maps no 2 MiB or 1 GiB pages, so reports none.
+        let may_differ = |k: &str| {
+            ["walker.refs_", "walker.accessed_updates", "walker.dirty_updates", "mmu.psc.", "cache.", "os.lines_invalidated", "os.dirty_lines", "pagetable.nodes_", "physmem.table_frames", "physmem.allocated_frames", "physmem.free_frames", "swap.bytes_out", "swap.clean_evictions", "swap.pages_out"]
+                .iter()
+                .any(|p| k.starts_with(p))
+                || k.contains("cycles")
+                || k.ends_with("_2m") || k.ends_with("_1g")
+        };
+        let differ: Vec<(&String, &u64, Option<&u64>)> = a
+            .counters
+            .iter()
+            .filter(|(k, v)| !may_differ(k) && b.counters.get(*k) != Some(v))
+            .map(|(k, v)| (k, v, b.counters.get(k)))
+            .collect();
+        assert!(differ.is_empty(), "{tag}: {differ:?}");
+        assert!(b.counters.keys().all(|k| a.counters.contains_key(k)), "{tag}");
+        assert_eq!(a.get("walker.walks"), b.get("walker.walks"), "{tag}");
+        assert_eq!(a.get("core.records"), b.get("core.records"), "{tag}");
+        // One reference per level, as on x86: without PSCs a completed walk
+        // reads four entries, a faulting one stops at the first absent one.
+        let (walks, faulting, refs) = (b.get("walker.walks"), b.get("walker.faulting_walks"), b.get("walker.refs_total"));
+        assert!(refs <= 4 * (walks + faulting), "{tag}: {refs} references");
+        if b.get("mmu.psc.pde.lookups") == 0 {
+            assert!(4 * walks + faulting <= refs, "{tag}: {refs} references");
+        }
+        assert_eq!(b.get("pagetable.mappings_4k"), a.get("pagetable.mappings_4k"), "{tag}");
+        assert!(b.get("pagetable.nodes_l1") <= a.get("pagetable.nodes_l1"), "{tag}: a ToC leaf node covers 8 or 16 MiB");
+        check_memory_agrees(&ours, footprint >> 12, &tag);
+    }
+}
+
+/// Horizon's sampled scan reads and clears accessed bits, which a ToC
+/// keeps per mosaic page: the run completes and memory stays consistent
+/// (translations may differ from x86's, since the ages do).
+#[test]
+fn a_toc_table_serves_the_sampled_accessed_bit_scan() {
+    let sp = spec(
+        "tlb_only",
+        &[
+            "physmem.capacity=8MiB",
+            "physmem.allocator=iceberg",
+            "os.swap={ capacity = \"64MiB\" }",
+            "os.eviction={ kind = \"horizon\", scan = \"linux_sampled\", accesses_per_second = 1000, period_ms = 500 }",
+            "pagetable.format={ kind = \"mosaic_toc\", arity = 8 }",
+        ],
+    );
+    let mut m = Machine::build(&sp, 5).unwrap();
+    let AnyAllocator::Iceberg(ice) = m.physmem().allocator() else { unreachable!() };
+    let footprint = (ice.pool_frames() * 13 / 10) << 12;
+    let mut src = Synthetic::new(SyntheticSpec::new(Pattern::HotCold, 40_000, footprint, 11)).unwrap();
+    crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+    let s = m.stats();
+    assert_eq!(s.get("core.records"), 40_000);
+    assert!(s.get("os.evictions") > 0 && s.get("os.eviction.horizon.scans") > 0);
+    check_memory_agrees(&m, footprint >> 12, "linux_sampled over ToC leaves");
+}
+
+/// A mosaic TLB fills an entry from the group's present pages: over ToC
+/// leaves that is the walked ToC (or, for a TLB arity above the format's,
+/// the node's neighbouring ToCs), over x86 leaves the group's PTEs. Both
+/// hold the same pages, so the TLB counts the same.
+#[test]
+fn a_mosaic_tlb_counts_the_same_over_toc_and_x86_leaves() {
+    let cases: [(u32, u32, &str, &[&str]); 5] = [
+        (4, 4, "4", &[]),
+        (16, 16, "1", &[]),
+        (64, 64, "\"full\"", &[]),
+        (8, 32, "2", &[]),
+        (4, 4, "4", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", "os.eviction=horizon"]),
+    ];
+    for (tlb_arity, format_arity, ways, extra) in cases {
+        let organisation = format!("{{ kind = \"mosaic\", arity = {tlb_arity} }}");
+        let toc = format!("pagetable.format={{ kind = \"mosaic_toc\", arity = {format_arity} }}");
+        let run_with = |format: &str| {
+            let mut o = vec!["physmem.allocator=iceberg", format];
+            o.extend_from_slice(extra);
+            let sp = one_tlb_machine(&organisation, ways, &o);
+            let mut m = Machine::build(&sp, 4).unwrap();
+            for pattern in [Pattern::Sequential, Pattern::HotCold, Pattern::Uniform] {
+                let mut src = Synthetic::new(SyntheticSpec::new(pattern, 30_000, 12 << 20, 2)).unwrap();
+                crate::run::feed_all(&mut m, &mut src, &mut |_, _| true).unwrap();
+            }
+            m.stats()
+        };
+        let (x86, ours) = (run_with("pagetable.format=x86_radix"), run_with(&toc));
+        let tag = format!("TLB arity {tlb_arity}, ToC arity {format_arity}, ways {ways} {extra:?}");
+        for of in ["mmu.dtlb", "mmu.shadow.s"] {
+            assert_eq!(five(&x86, of), five(&ours, of), "{tag}: {of}");
+            for c in ["entry_misses", "subpage_misses", "toc_hits", "subpage_invalidations", "entries_freed"] {
+                assert_eq!(x86.get(&format!("{of}.{c}")), ours.get(&format!("{of}.{c}")), "{tag}: {of}.{c}");
+            }
+        }
+        assert!(ours.get("mmu.dtlb.toc_hits") > 0 || ways.contains("full"), "{tag}");
+        assert_eq!(x86.get("walker.walks"), ours.get("walker.walks"), "{tag}");
+    }
+}
+
+#[test]
+fn the_toc_format_needs_iceberg_4k_pages_and_a_good_arity() {
+    let cases: [(&[&str], &str, &[&str]); 5] = [
+        (&["pagetable.format=mosaic_toc"], "physmem.allocator", &["iceberg"]),
+        (&["pagetable.format=mosaic_toc", "physmem.allocator={ kind = \"buddy\" }"], "physmem.allocator", &["iceberg"]),
+        (&["pagetable.format=mosaic_toc", "physmem.allocator=iceberg", "physmem.page_size=thp"], "physmem.page_size", &["base_only"]),
+        (&["pagetable.format={ kind = \"mosaic_toc\", arity = 6 }", "physmem.allocator=iceberg"], "pagetable.format.arity", &["4", "8", "16", "32", "64"]),
+        (&["pagetable.format=mosaic_toc", "pagetable.levels=3", "physmem.allocator=iceberg"], "pagetable.levels", &["4", "5"]),
+    ];
+    for (overrides, key, allowed) in cases {
+        match load(&ConfigSource::Preset("tlb_only".into()), &owned(overrides)) {
+            Err(Error::Config { path, allowed: a, msg }) => {
+                assert_eq!(path, key, "{overrides:?}: {msg}");
+                assert_eq!(a, allowed.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{overrides:?}");
+            }
+            other => panic!("{overrides:?}: {other:?}"),
+        }
+    }
+    let bad = load(&ConfigSource::Preset("tlb_only".into()), &owned(&["pagetable.format={ kind = \"mosaic_toc\", aritty = 4 }"]));
+    assert!(matches!(bad, Err(Error::Config { path, .. }) if path.starts_with("pagetable.format")));
+    let sp = spec("sandy_bridge", &["pagetable.format={ kind = \"mosaic_toc\", arity = 32 }", "physmem.allocator=iceberg", "pagetable.levels=5"]);
+    let s = run(&sp, Pattern::Uniform, 5_000, 4 << 20);
+    assert_eq!(s.get("pagetable.nodes_l5"), 1);
+    assert!(s.get("walker.walks") > 0);
+}

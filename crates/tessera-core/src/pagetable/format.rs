@@ -4,12 +4,18 @@
 //! ## Contract
 //! A format describes a radix-shaped tree of `levels()` levels, the root at
 //! level `levels()` and leaves of 4 KiB pages at level 1. Nodes are 4 KiB
-//! table frames. An entry is `entry_words()` 64-bit words (8 bytes for x86,
-//! 16 for a GT-PDE, up to a 64-byte line for a table of contents); entry `i`
-//! of a node starts at word `i * entry_words()`, so the walker's reference
-//! for it is `node_address + 8 * i * entry_words()`. The walker reads the
+//! table frames. An entry at `level` is `level_entry_words(level)` 64-bit
+//! words (8 bytes for x86, 16 for a GT-PDE, up to a 64-byte line for a table
+//! of contents; `entry_words()` by default); entry `i` of a node starts at
+//! word `i * level_entry_words(level)`, so the walker's reference for it is
+//! `node_address + 8 * i * level_entry_words(level)`. The walker reads the
 //! first word of an entry itself and hands [`PageTableFormat::decode`] a
 //! reader for the others (never called by one-word formats).
+//!
+//! A format whose level-1 entries map several 4 KiB pages (a table of
+//! contents: `level_shift(1) > 12`) is written page by page through
+//! [`PageTableFormat::set_page`], and decodes the frame of a page from its
+//! (asid, va), which `decode` receives.
 //!
 //! `decode` says what a walk does next ([`Step`]): stop (not present),
 //! descend to a node, stop at a leaf with the frame of *this* address (a
@@ -27,7 +33,8 @@
 //! epoch, so every format gets them; a format that needs them off says so
 //! with [`PageTableFormat::allows_shortcuts`].
 
-use crate::addr::{PageSize, Pfn};
+use crate::addr::{Asid, PageSize, Pfn};
+use crate::error::{Error, Result};
 
 /// What one entry tells a walk.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -54,21 +61,27 @@ pub trait PageTableFormat {
     /// Levels of the tree; the root is at this level.
     fn levels(&self) -> u32;
     /// Shift of the virtual-address range one entry at `level` covers
-    /// (12 at level 1).
+    /// (12 at level 1, unless a level-1 entry maps a group of pages).
     fn level_shift(&self, level: u32) -> u32;
     /// Index of `va`'s entry in a node at `level`.
     fn index(&self, va: u64, level: u32) -> u64;
-    /// 64-bit words per entry.
+    /// 64-bit words of the widest entry.
     fn entry_words(&self) -> u32;
+    /// 64-bit words of an entry at `level`.
+    #[inline(always)]
+    fn level_entry_words(&self, _level: u32) -> u32 {
+        self.entry_words()
+    }
     /// Virtual-address bits the tree translates.
     fn va_bits(&self) -> u32;
     /// Page sizes this format can map, smallest first.
     fn sizes(&self) -> &[PageSize];
     /// The level whose leaves map pages of `size`, if the format maps it.
     fn leaf_level(&self, size: PageSize) -> Option<u32>;
-    /// What the entry whose first word is `raw` at `level` means for `va`;
-    /// `word(k)` reads word `k` of the entry (k < `entry_words()`).
-    fn decode(&self, raw: u64, level: u32, va: u64, word: &dyn Fn(u32) -> u64) -> Step;
+    /// What the entry whose first word is `raw` at `level` means for `va`
+    /// of address space `asid`; `word(k)` reads word `k` of the entry
+    /// (k < `level_entry_words(level)`).
+    fn decode(&self, raw: u64, level: u32, va: u64, asid: Asid, word: &dyn Fn(u32) -> u64) -> Step;
     /// The first word after a walk used the entry: accessed set, and dirty
     /// on a store to a leaf.
     fn used(&self, raw: u64, leaf: bool, write: bool) -> u64;
@@ -91,6 +104,13 @@ pub trait PageTableFormat {
     fn allows_shortcuts(&self) -> bool {
         true
     }
+    /// Map (`pfn` Some) or unmap (None) the 4 KiB page `va` of `asid` in the
+    /// level-1 entry whose words are `words` (`level_entry_words(1)` of
+    /// them), for a format whose level-1 entries map several pages. An
+    /// entry left with no page must read as not present.
+    fn set_page(&self, _words: &mut [u64], _va: u64, _asid: Asid, _pfn: Option<Pfn>) -> Result<()> {
+        Err(Error::config("pagetable.format", "this format maps one page per leaf entry"))
+    }
 }
 
 /// Level-independent helpers over a format.
@@ -100,10 +120,15 @@ pub trait FormatExt: PageTableFormat {
     fn level_frames(&self, level: u32) -> u64 {
         1 << (self.level_shift(level) - crate::addr::BASE_SHIFT)
     }
+    /// Whether a level-1 entry maps several 4 KiB pages (written with `set_page`).
+    #[inline]
+    fn groups_pages(&self) -> bool {
+        self.level_shift(1) > crate::addr::BASE_SHIFT
+    }
     /// Word index of `va`'s entry in a node at `level`.
     #[inline]
     fn word(&self, va: u64, level: u32) -> u64 {
-        self.index(va, level) * self.entry_words() as u64
+        self.index(va, level) * self.level_entry_words(level) as u64
     }
 }
 

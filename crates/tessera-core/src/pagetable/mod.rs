@@ -31,6 +31,7 @@
 //! `pagetable.mappings_2m`, `pagetable.mappings_1g`.
 
 pub mod format;
+pub mod mosaic_toc;
 pub mod radix;
 pub mod x86_radix;
 
@@ -115,7 +116,7 @@ impl PageTable {
     /// x86-64 radix tables of 4 or 5 levels.
     pub fn x86(levels: u32) -> Result<Self> {
         use crate::registry::Mechanism;
-        let f = x86_radix::X86Radix::build(&Default::default(), &x86_radix::FormatCtx { levels: Some(levels) })?;
+        let f = x86_radix::X86Radix::build(&Default::default(), &x86_radix::FormatCtx { levels: Some(levels), ..Default::default() })?;
         Ok(PageTable::new(AnyFormat::X86Radix(f)))
     }
 
@@ -185,7 +186,7 @@ impl PageTable {
         for level in (target + 1..=self.levels).rev() {
             let w = self.format.word(va, level);
             let raw = mem.read_entry(slot, w);
-            slot = match self.format.decode(raw, level, va, &|_| 0) {
+            slot = match self.format.decode(raw, level, va, asid, &|_| 0) {
                 Step::Next { .. } => mem.entry_link(slot, w),
                 Step::NotPresent => {
                     let (_, child_slot) = self.new_node(mem, level - 1)?;
@@ -200,8 +201,14 @@ impl PageTable {
             };
         }
         let w = self.format.word(va, target);
+        if self.format.groups_pages() {
+            // A table of contents: this page's part of the entry changes, its group's stays.
+            self.write_page(mem, slot, w, va, asid, Some(pfn))?;
+            self.mappings[size.index()] += 1;
+            return Ok(());
+        }
         debug_assert!(
-            self.format.decode(mem.read_entry(slot, w), target, va, &|_| 0) == Step::NotPresent,
+            self.format.decode(mem.read_entry(slot, w), target, va, asid, &|_| 0) == Step::NotPresent,
             "mapping {va:#x} over an existing entry"
         );
         if target > 1 && self.format.large_keeps_node() {
@@ -218,6 +225,28 @@ impl PageTable {
             mem.write_table_entry(slot, w, self.format.encode_leaf(size, pfn), 0);
         }
         self.mappings[size.index()] += 1;
+        Ok(())
+    }
+
+    /// Map or unmap one page in the level-1 entry at word `w` of the node in
+    /// `slot`, for a format whose level-1 entries group pages.
+    fn write_page(&self, mem: &mut PhysMem, slot: u32, w: u64, va: u64, asid: Asid, pfn: Option<Pfn>) -> Result<()> {
+        let n = self.format.level_entry_words(1) as usize;
+        let mut words = [0u64; format::MAX_ENTRY_WORDS as usize];
+        for (k, word) in words[..n].iter_mut().enumerate() {
+            *word = mem.read_entry(slot, w + k as u64);
+        }
+        debug_assert!(
+            pfn.is_none() || self.format.decode(words[0], 1, va, asid, &|k| words[k as usize]) == Step::NotPresent,
+            "mapping {va:#x} over an existing page"
+        );
+        let old = words;
+        self.format.set_page(&mut words[..n], va, asid, pfn)?;
+        for k in 0..n {
+            if words[k] != old[k] {
+                mem.write_table_entry(slot, w + k as u64, words[k], 0);
+            }
+        }
         Ok(())
     }
 
@@ -241,6 +270,10 @@ impl PageTable {
                 mem.free(node, 0);
                 self.nodes[leaf.level as usize] -= 1;
             }
+            None if self.format.groups_pages() => {
+                // Unmapping only clears a code: it cannot fail.
+                let _ = self.write_page(mem, leaf.slot, leaf.word, va, asid, None);
+            }
             None => mem.write_table_entry(leaf.slot, leaf.word, 0, 0),
         }
         self.mappings[leaf.size.index()] -= 1;
@@ -256,7 +289,7 @@ impl PageTable {
         loop {
             let w = self.format.word(va, level);
             let raw = mem.read_entry(slot, w);
-            match self.format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64)) {
+            match self.format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
                 Step::NotPresent => return Some(Walk::Hole { level }),
                 Step::Leaf { pfn_base, size } => {
                     let addr = (mem.table_frame_of(slot).0 << 12) + w * 8;
@@ -266,7 +299,7 @@ impl PageTable {
                     let child = mem.entry_link(slot, w);
                     let cw = self.format.word(va, level - 1);
                     let craw = mem.read_entry(child, cw);
-                    let Step::Leaf { pfn_base: piece, .. } = self.format.decode(craw, level - 1, va, &|_| 0) else {
+                    let Step::Leaf { pfn_base: piece, .. } = self.format.decode(craw, level - 1, va, asid, &|_| 0) else {
                         return Some(Walk::Hole { level: level - 1 });
                     };
                     let within = (va >> self.format.level_shift(level - 1)) & (self.format.level_frames(level) - 1);

@@ -191,7 +191,7 @@ impl PageTableFormat for Radix {
         Some(self.leaf_level[size.index()]).filter(|&l| l != 0)
     }
     #[inline]
-    fn decode(&self, raw: u64, level: u32, _va: u64, _word: &dyn Fn(u32) -> u64) -> Step {
+    fn decode(&self, raw: u64, level: u32, _va: u64, _asid: crate::addr::Asid, _word: &dyn Fn(u32) -> u64) -> Step {
         if raw & PRESENT == 0 {
             return Step::NotPresent;
         }
@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn nine_bit_levels_index_like_x86() {
         let r = build(Config::default()).unwrap();
-        let x = super::super::x86_radix::X86Radix::build(&Default::default(), &FormatCtx { levels: Some(4) }).unwrap();
+        let x = super::super::x86_radix::X86Radix::build(&Default::default(), &FormatCtx { levels: Some(4), ..Default::default() }).unwrap();
         for va in [0u64, 0x7fff_1234_5678, 0x1234_5000, u64::MAX >> 16] {
             for level in 1..=4 {
                 assert_eq!(r.index(va, level), x.index(va, level));
@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(r.index(0xf << 12, 1), 0xf);
         assert_eq!(r.index(0x1f << 16, 2), 0x1f);
         let raw = r.encode_leaf(PageSize::Size64K, Pfn(16 * 5));
-        assert_eq!(r.decode(raw, 2, 0, &|_| 0), Step::Leaf { pfn_base: 80, size: PageSize::Size64K });
+        assert_eq!(r.decode(raw, 2, 0, 0, &|_| 0), Step::Leaf { pfn_base: 80, size: PageSize::Size64K });
     }
 
     #[test]
@@ -300,7 +300,7 @@ mod tests {
                 other => panic!("expected an error at {key}, got {other:?}"),
             }
         }
-        let r = Radix::build(&Config::default(), &FormatCtx { levels: Some(5) }).unwrap();
+        let r = Radix::build(&Config::default(), &FormatCtx { levels: Some(5), ..Default::default() }).unwrap();
         assert_eq!(r.levels(), 4, "the depth is the bits', whatever x86's pagetable.levels says");
     }
 
@@ -308,7 +308,7 @@ mod tests {
     fn large_reads_next_keeps_the_node() {
         let r = build(Config { large_reads_next: true, ..Config::default() }).unwrap();
         let raw = Pte::table(Pfn(77)).encode() | PAGE_SIZE;
-        assert_eq!(r.decode(raw, 2, 0, &|_| 0), Step::LargeViaNext { node: 77, size: PageSize::Size2M });
+        assert_eq!(r.decode(raw, 2, 0, 0, &|_| 0), Step::LargeViaNext { node: 77, size: PageSize::Size2M });
         assert!(r.large_keeps_node());
     }
 }

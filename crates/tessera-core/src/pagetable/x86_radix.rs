@@ -43,10 +43,13 @@ pub struct X86Radix {
 #[serde(deny_unknown_fields)]
 pub struct Config {}
 
-/// What a format is built with: the depth asked for at `pagetable.levels`, if any.
+/// What a format is built with: the depth asked for at `pagetable.levels`,
+/// if any, and the Iceberg pool's hash functions when the frame allocator
+/// is `iceberg` (a format storing CPFNs decodes them with it).
 #[derive(Clone, Debug, Default)]
 pub struct FormatCtx {
     pub levels: Option<u32>,
+    pub hasher: Option<crate::physmem::allocator::iceberg::hash::IcebergHasher>,
 }
 
 const SIZES: [PageSize; 3] = [PageSize::Size4K, PageSize::Size2M, PageSize::Size1G];
@@ -97,7 +100,7 @@ impl PageTableFormat for X86Radix {
         leaf_level(size)
     }
     #[inline]
-    fn decode(&self, raw: u64, level: u32, _va: u64, _word: &dyn Fn(u32) -> u64) -> Step {
+    fn decode(&self, raw: u64, level: u32, _va: u64, _asid: crate::addr::Asid, _word: &dyn Fn(u32) -> u64) -> Step {
         if raw & PRESENT == 0 {
             Step::NotPresent
         } else if is_leaf(raw, level) {

@@ -270,7 +270,7 @@ impl Walker {
             }
             let raw = mem.read_entry(slot, w);
             debug_assert_eq!(raw, mem.read_u64((node << 12) + w * 8), "host slot out of step with the table");
-            let step = format.decode(raw, level, va, &|k| mem.read_entry(slot, w + k as u64));
+            let step = format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64));
             let leaf = matches!(step, Step::Leaf { .. });
             if step != Step::NotPresent {
                 let new = format.used(raw, leaf, is_write);

@@ -24,7 +24,7 @@ fn rig(preset: &str, overrides: &[&str]) -> Rig {
 }
 
 fn format(spec: &Spec) -> AnyFormat {
-    let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels };
+    let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels, ..Default::default() };
     AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format").unwrap()
 }
 
