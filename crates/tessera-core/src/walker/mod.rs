@@ -105,6 +105,11 @@ pub enum WalkResult {
 #[derive(Clone, Debug)]
 pub struct Walker {
     format: AnyFormat,
+    /// `format`'s level-1 index as `(shift, mask, words)`: the host prefetch
+    /// runs on every access and would otherwise dispatch over the formats
+    /// twice. Every format indexes a level by a mask of shifted address bits
+    /// (a test holds each one to this).
+    leaf_index: (u32, u64, u64),
     /// Whether walk cycles are counted in `walker.*cycles` (see [`Walker::build`]).
     count_cycles: bool,
     step_cycles: u32,
@@ -197,6 +202,7 @@ impl Walker {
         Ok(Walker {
             count_cycles: spec.timing.enabled,
             format: format.clone(),
+            leaf_index: (format.level_shift(1), format.index(u64::MAX, 1), format.level_entry_words(1) as u64),
             step_cycles: spec.walker.step_cycles,
             leaves: [0; PageSize::COUNT],
             hint_shift: format.level_shift(2),
@@ -402,8 +408,15 @@ impl Walker {
         let key = hint_key(va, asid, self.hint_shift);
         let h = self.hints[(key as usize) & (HINTS - 1)];
         if h.key == key {
-            mem.prefetch_entry(h.node().1, self.format.word(va, 1));
+            mem.prefetch_entry(h.node().1, self.leaf_word(va));
         }
+    }
+
+    /// Word of `va`'s entry in its leaf node: `format.word(va, 1)`.
+    #[inline(always)]
+    fn leaf_word(&self, va: u64) -> u64 {
+        let (shift, mask, words) = self.leaf_index;
+        ((va >> shift) & mask) * words
     }
 
     #[inline]

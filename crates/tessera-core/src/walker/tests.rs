@@ -218,3 +218,46 @@ fn walk_shortcut_counts_like_a_full_walk_and_ends_when_the_path_changes() {
 fn x86_radix_entry(node: u64, va: u64, level: u32) -> u64 {
     crate::pagetable::x86_radix::entry_addr(crate::addr::Pfn(node), va, level)
 }
+
+/// The prefetch's precomputed leaf index is each format's own, on every
+/// format and geometry (x86 with 4 and 5 levels, radix trees with 8- and
+/// 16-byte entries and a 64 KiB level, tables of contents of every arity).
+#[test]
+fn the_leaf_index_is_the_formats_own() {
+    use crate::physmem::allocator::iceberg::{Config as IcebergConfig, Iceberg};
+    use crate::physmem::allocator::AllocCtx;
+    use crate::registry::Mechanism;
+    let hasher = Iceberg::build(&IcebergConfig { buckets: Some(64), ..IcebergConfig::default() }, &AllocCtx { capacity_frames: 64 * 64 + 512, seed: 1 })
+        .unwrap()
+        .hasher()
+        .clone();
+    let formats = [
+        "{ kind = \"x86_radix\" }",
+        "{ kind = \"radix\", bits = [9, 9, 9, 9] }",
+        "{ kind = \"radix\", bits = [8, 8, 8, 4, 8], va_bits = 48, entry_bytes = 16 }",
+        "{ kind = \"mosaic_toc\", arity = 4 }",
+        "{ kind = \"mosaic_toc\", arity = 8 }",
+        "{ kind = \"mosaic_toc\", arity = 16 }",
+        "{ kind = \"mosaic_toc\", arity = 32 }",
+        "{ kind = \"mosaic_toc\", arity = 64 }",
+    ];
+    let mut rng = <crate::rng::SimRng as rand::SeedableRng>::seed_from_u64(7);
+    let mut checked = 0;
+    for f in formats {
+        for levels in [4, 5] {
+            let v: toml::Value = toml::from_str::<toml::Table>(&format!("f = {f}")).unwrap()["f"].clone();
+            let spec: crate::registry::MechanismSpec = serde::Deserialize::deserialize(v).unwrap();
+            let ctx = crate::pagetable::x86_radix::FormatCtx { levels: Some(levels), hasher: Some(hasher.clone()) };
+            // Radix trees take their depth from `bits`: only the 4-level build of those.
+            let Ok(format) = AnyFormat::build(&spec, &ctx, "pagetable.format") else { continue };
+            checked += 1;
+            let base = load(&ConfigSource::Preset("tlb_only".into()), &[]).unwrap();
+            let w = Walker::build(&base, &format, &[], 3).unwrap();
+            for _ in 0..2000 {
+                let va: u64 = rand::Rng::gen(&mut rng);
+                assert_eq!(w.leaf_word(va), format.word(va, 1), "{f}, {levels} levels, va {va:#x}");
+            }
+        }
+    }
+    assert!(checked >= 12, "only {checked} formats built");
+}
