@@ -305,7 +305,6 @@ family! {
         mut fn remove_entry(tag: u64) -> bool;
         ref fn moves_entries() -> bool;
         ref fn memo_safe() -> bool;
-        ref fn fills_subpages() -> bool;
         ref fn subpage_fill(va: u64, asid: crate::addr::Asid) -> bool;
         ref fn neighbours_wanted() -> u32;
         ref fn entry_neighbours(va: u64, asid: crate::addr::Asid, out: &mut crate::tlb::Neighbours);

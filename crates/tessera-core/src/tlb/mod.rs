@@ -410,9 +410,6 @@ pub struct Mmu {
     promote_nb: [bool; 2],
     /// Largest run of neighbours any structure wants on a 4 KiB fill.
     nb_wanted: u32,
-    /// `[data, instr]`: some structure of the side may take a page without
-    /// a walk, so a miss of every level asks it ([`Lookup::SubpageFill`]).
-    subpage_fills: [bool; 2],
     /// Neighbours of a lower-level hit being promoted.
     scratch: Box<Neighbours>,
 }
@@ -461,7 +458,6 @@ impl Mmu {
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
-        let subpage_fills = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.fills_subpages()));
         Ok(Mmu {
             tlbs,
             data,
@@ -473,7 +469,6 @@ impl Mmu {
             memo_ok,
             promote_nb,
             nb_wanted,
-            subpage_fills,
             scratch: Box::new(Neighbours::EMPTY),
         })
     }
@@ -571,19 +566,24 @@ impl Mmu {
     fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let mut latency = 0;
         let mut found = None;
+        // Some structure that missed holds the page's group and takes the
+        // page without a walk (only asked for when no level hits).
+        let mut takes_subpage = false;
         let side = if instr { &self.instr } else { &self.data };
         for step in &side.probes {
             latency += step.latency;
             let t = step.tlb as usize;
-            if let Probe::Hit { pfn, size, dirty } = self.tlbs[t].lookup(va, asid) {
-                found = Some((t, pfn, size, dirty, step.level as usize));
+            match self.tlbs[t].lookup(va, asid) {
+                Probe::Hit { pfn, size, dirty } => found = Some((t, pfn, size, dirty, step.level as usize)),
+                Probe::SubpageFill => takes_subpage = true,
+                Probe::Miss | Probe::SubpageMiss => {}
             }
             if step.ends_level && found.is_some() {
                 break;
             }
         }
         let Some((t, pfn_base, size, dirty, li)) = found else {
-            if self.subpage_fills[instr as usize] && self.subpage_fill(va, asid, instr) {
+            if takes_subpage {
                 return Lookup::SubpageFill { latency };
             }
             return Lookup::Miss { latency };
@@ -605,13 +605,6 @@ impl Mmu {
             };
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
-    }
-
-    /// After a miss of every level: whether a structure of the side takes the
-    /// page without a walk ([`Probe::SubpageFill`]).
-    #[inline(never)]
-    fn subpage_fill(&self, va: u64, asid: Asid, instr: bool) -> bool {
-        self.side(instr).probes.iter().any(|s| self.tlbs[s.tlb as usize].org.subpage_fill(va, asid))
     }
 
     /// A hit at level `li > 0` (structure `from`, translation `f`): bring it

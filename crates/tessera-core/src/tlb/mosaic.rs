@@ -426,10 +426,6 @@ impl TlbOrganisation for Mosaic {
         false
     }
 
-    fn fills_subpages(&self) -> bool {
-        self.subpage_miss == SubpageMiss::Fill
-    }
-
     fn subpage_fill(&self, va: u64, asid: Asid) -> bool {
         let (set, t, j) = self.group_of(va >> 12, asid);
         self.subpage_miss == SubpageMiss::Fill && self.table.probe(set, t).is_some_and(|slot| self.table.data(slot).valid >> j & 1 == 0)

@@ -145,15 +145,9 @@ pub trait TlbOrganisation {
     /// machine may count runs of repeats in bulk).
     fn memo_safe(&self) -> bool;
 
-    /// Whether a lookup may end in [`Probe::SubpageFill`]. The hierarchy asks
-    /// [`Self::subpage_fill`] only on sides with such a structure.
-    fn fills_subpages(&self) -> bool {
-        false
-    }
-
     /// Whether a lookup of `va` now would end in [`Probe::SubpageFill`] (no
-    /// side effects). The hierarchy asks after a lookup of `va` missed every
-    /// level, so that the probe loop of the others stays as it is.
+    /// side effects). The hierarchy learns it from the lookup itself; tests
+    /// hold the two to each other.
     fn subpage_fill(&self, _va: u64, _asid: Asid) -> bool {
         false
     }
