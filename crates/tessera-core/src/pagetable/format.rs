@@ -34,6 +34,7 @@
 //! with [`PageTableFormat::allows_shortcuts`].
 
 use crate::addr::{Asid, PageSize, Pfn};
+use crate::pagetable::x86_radix::bits as x86_bits;
 use crate::error::{Error, Result};
 
 /// What one entry tells a walk.
@@ -82,17 +83,35 @@ pub trait PageTableFormat {
     /// of address space `asid`; `word(k)` reads word `k` of the entry
     /// (k < `level_entry_words(level)`).
     fn decode(&self, raw: u64, level: u32, va: u64, asid: Asid, word: &dyn Fn(u32) -> u64) -> Step;
+    // The accessed/dirty operations and the table entry default to x86's
+    // bits, which every format so far keeps in its first word; a format
+    // with another layout overrides them.
+
     /// The first word after a walk used the entry: accessed set, and dirty
     /// on a store to a leaf.
-    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64;
+    #[inline]
+    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
+        x86_bits::used(raw, leaf, write)
+    }
     /// Whether the first word of a leaf has its dirty bit set.
-    fn is_dirty(&self, raw: u64) -> bool;
+    #[inline]
+    fn is_dirty(&self, raw: u64) -> bool {
+        x86_bits::is_dirty(raw)
+    }
     /// Whether the first word of an entry has its accessed bit set.
-    fn is_accessed(&self, raw: u64) -> bool;
+    #[inline]
+    fn is_accessed(&self, raw: u64) -> bool {
+        x86_bits::is_accessed(raw)
+    }
     /// The first word with the accessed bit cleared.
-    fn clear_accessed(&self, raw: u64) -> u64;
+    #[inline]
+    fn clear_accessed(&self, raw: u64) -> u64 {
+        raw & !crate::pagetable::x86_radix::ACCESSED
+    }
     /// The words of an entry at `level` pointing at the node `node`.
-    fn encode_table(&self, node: Pfn, level: u32) -> u64;
+    fn encode_table(&self, node: Pfn, _level: u32) -> u64 {
+        crate::pagetable::x86_radix::Pte::table(node).encode()
+    }
     /// The words of a leaf mapping a page of `size` at `pfn` (A/D clear).
     fn encode_leaf(&self, size: PageSize, pfn: Pfn) -> u64;
     /// Whether a large page keeps the node below it, whose entries map its

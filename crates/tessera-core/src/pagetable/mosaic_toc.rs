@@ -70,7 +70,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::format::{PageTableFormat, Step, MAX_ENTRY_WORDS};
-use super::x86_radix::{bits, FormatCtx, Pte, ACCESSED, ADDR_MASK, DIRTY, PRESENT, USER, WRITABLE};
+use super::x86_radix::{FormatCtx, ACCESSED, ADDR_MASK, DIRTY, PRESENT, USER, WRITABLE};
 use crate::addr::{Asid, PageSize, Pfn, BASE_SHIFT};
 use crate::error::{Error, Result};
 use crate::physmem::allocator::iceberg::cpfn;
@@ -252,25 +252,6 @@ impl PageTableFormat for MosaicToc {
             Some(pfn) => Step::Leaf { pfn_base: pfn.0, size: PageSize::Size4K },
             None => Step::NotPresent,
         }
-    }
-    #[inline]
-    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
-        bits::used(raw, leaf, write)
-    }
-    #[inline]
-    fn is_dirty(&self, raw: u64) -> bool {
-        bits::is_dirty(raw)
-    }
-    #[inline]
-    fn is_accessed(&self, raw: u64) -> bool {
-        bits::is_accessed(raw)
-    }
-    #[inline]
-    fn clear_accessed(&self, raw: u64) -> u64 {
-        raw & !ACCESSED
-    }
-    fn encode_table(&self, node: Pfn, _level: u32) -> u64 {
-        Pte::table(node).encode()
     }
     /// A leaf is a ToC written page by page ([`Self::set_page`]), never one frame.
     fn encode_leaf(&self, _size: PageSize, _pfn: Pfn) -> u64 {

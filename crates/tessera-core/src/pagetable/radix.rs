@@ -33,7 +33,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::format::{PageTableFormat, Step};
-use super::x86_radix::{bits, FormatCtx, Pte, ACCESSED, ADDR_MASK, PAGE_SIZE, PRESENT};
+use super::x86_radix::{FormatCtx, Pte, ADDR_MASK, PAGE_SIZE, PRESENT};
 use crate::addr::{PageSize, Pfn, BASE_SHIFT};
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -209,25 +209,6 @@ impl PageTableFormat for Radix {
             }
         }
         Step::Next { node: frame }
-    }
-    #[inline]
-    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
-        bits::used(raw, leaf, write)
-    }
-    #[inline]
-    fn is_dirty(&self, raw: u64) -> bool {
-        bits::is_dirty(raw)
-    }
-    #[inline]
-    fn is_accessed(&self, raw: u64) -> bool {
-        bits::is_accessed(raw)
-    }
-    #[inline]
-    fn clear_accessed(&self, raw: u64) -> u64 {
-        raw & !ACCESSED
-    }
-    fn encode_table(&self, node: Pfn, _level: u32) -> u64 {
-        Pte::table(node).encode()
     }
     fn encode_leaf(&self, size: PageSize, pfn: Pfn) -> u64 {
         Pte { large: size != PageSize::Size4K, ..Pte::leaf(size, pfn) }.encode()

@@ -114,25 +114,6 @@ impl PageTableFormat for X86Radix {
             Step::Next { node: frame(raw).0 }
         }
     }
-    #[inline]
-    fn used(&self, raw: u64, leaf: bool, write: bool) -> u64 {
-        bits::used(raw, leaf, write)
-    }
-    #[inline]
-    fn is_dirty(&self, raw: u64) -> bool {
-        bits::is_dirty(raw)
-    }
-    #[inline]
-    fn is_accessed(&self, raw: u64) -> bool {
-        bits::is_accessed(raw)
-    }
-    #[inline]
-    fn clear_accessed(&self, raw: u64) -> u64 {
-        raw & !ACCESSED
-    }
-    fn encode_table(&self, node: Pfn, _level: u32) -> u64 {
-        Pte::table(node).encode()
-    }
     fn encode_leaf(&self, size: PageSize, pfn: Pfn) -> u64 {
         let leaf = Pte::leaf(size, pfn);
         debug_assert!(leaf_level(size).is_some_and(|l| leaf.check_at(l).is_ok()));

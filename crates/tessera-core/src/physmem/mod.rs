@@ -257,7 +257,7 @@ impl PhysMem {
     }
 
     fn record(&mut self, pfn: Pfn, req: PageRequest) {
-        debug_assert!(!self.owners.get(pfn.0).is_some(), "frame {pfn:?} handed out twice");
+        debug_assert!(self.owners.get(pfn.0).is_none(), "frame {pfn:?} handed out twice");
         self.owners.insert(pfn.0, req);
         self.alloc.page_mapped(pfn, &req);
     }

@@ -113,7 +113,7 @@ impl Shadows {
                         neighbours(*nb_wanted, nb);
                         nb_read = true;
                     }
-                    t.fill(f, if wants { &**nb } else { &Neighbours::EMPTY }, true);
+                    t.fill(f, if wants { nb } else { &Neighbours::EMPTY }, true);
                 }
             }
         }
