@@ -46,8 +46,10 @@ def test_to_pandas_shape(result):
     assert df.shape[0] == 1
     config_cols = [c for c in df.columns if c.startswith("config.")]
     assert "config.name" in config_cols
-    # seed, source, source_id, the warm-up's records and instructions, every stat, the config.
-    assert df.shape[1] == 5 + len(result.stats) + len(config_cols)
+    # seed, source, source_id, the warm-up's records and instructions, every stat, the host's, the config.
+    assert list(result.host) == ["peak_heap_bytes"]
+    assert df.shape[1] == 5 + len(result.stats) + len(result.host) + len(config_cols)
+    assert df["host.peak_heap_bytes"].iloc[0] == result.host["peak_heap_bytes"] > 0
     assert df["config.name"].iloc[0] == "sandy_bridge"
     assert df["seed"].iloc[0] == 3
     for k, v in result.counters.items():

@@ -18,7 +18,7 @@ from tessera.summary import fmt, pct
 from conftest import SMALL_SYNTHETIC
 
 RESULT_KEYS = {"source_id", "tessera_version", "seed", "source", "config", "config_toml", "stats",
-               "stats_schema", "phases"}
+               "stats_schema", "phases", "host"}
 
 
 def _load(path: Path) -> dict:

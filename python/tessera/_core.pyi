@@ -37,6 +37,7 @@ def simulate(
     champsim_access_size: Optional[int] = None,
     workload: Optional[tuple[str, dict[str, str]]] = None,
     warmup: Optional[str] = None,
+    memory: Optional[tuple[str, bytes, bytes, bytes, bytes, bytes]] = None,
 ) -> dict[str, Any]:
     """Run one simulation (GIL released). Returns ``counters``, ``derived``,
     ``config_toml``, ``source``, ``seed``, ``version``, ``stats_schema`` and
@@ -52,7 +53,16 @@ def bench(
     champsim_ifetch: Optional[bool] = None,
     champsim_access_size: Optional[int] = None,
     workload: Optional[tuple[str, dict[str, str]]] = None,
+    memory: Optional[tuple[str, bytes, bytes, bytes, bytes, bytes]] = None,
 ) -> dict[str, Any]: ...
+def read_trace(
+    path: str,
+    limit: Optional[int] = None,
+    champsim_ifetch: Optional[bool] = None,
+    champsim_access_size: Optional[int] = None,
+) -> dict[str, bytes]:
+    """The first ``limit`` records of a trace as little-endian column bytes."""
+
 def record(
     output: str,
     command: list[str],

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
-from tessera import _core, identity
+from tessera import _core, identity, memory
 from tessera.config import ConfigLike, source_of
 from tessera.errors import IncomparableResults
 from tessera.result import Result, load_result
@@ -27,6 +27,7 @@ __all__ = [
     "stat_kinds",
     "registry",
     "trace_info",
+    "read_trace",
     "convert_trace",
     "record",
     "synthetic_defaults",
@@ -172,6 +173,7 @@ def simulate(
     champsim_ifetch: Optional[bool] = None,
     champsim_access_size: Optional[int] = None,
     warmup: Union[int, str, None] = None,
+    accesses: Any = None,
 ) -> Result:
     """Simulate one access stream on one machine.
 
@@ -182,7 +184,10 @@ def simulate(
     file), ``synthetic`` (``{"pattern": "uniform", "accesses": 1_000_000,
     "footprint": "1GiB"}``; missing keys take the core's defaults) and
     ``workload`` (a built-in workload name, see :func:`workloads`, with its
-    ``params``, e.g. ``workload="gups", params={"table": "4GiB"}``).
+    ``params``, e.g. ``workload="gups", params={"table": "4GiB"}``), or
+    ``accesses``: the accesses themselves, in memory (a pandas DataFrame or a
+    mapping of columns ``vaddr``, ``ins_gap``, ``asid``, ``kind``, ``size``
+    to arrays, as :func:`read_trace` returns; see :mod:`tessera.memory`).
 
     For a ChampSim trace, ``champsim_ifetch=True`` adds an instruction fetch
     per instruction (default off) and ``champsim_access_size`` sets the size
@@ -204,21 +209,40 @@ def simulate(
     :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
     """
     kind, value = source_of(config)
-    trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
-    # Hashing the trace first also turns a missing file into a TraceError naming it.
-    sid = _source_id(trace_path, synth, wl, int(seed))
+    mem = _memory_args(accesses, trace, synthetic, workload, params)
+    if mem is not None:
+        trace_path, synth, wl = None, None, None
+        sid = memory.source_id(mem)
+        label = mem[0]
+    else:
+        trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+        # Hashing the trace first also turns a missing file into a TraceError naming it.
+        sid = _source_id(trace_path, synth, wl, int(seed))
+        label = _source_label(trace_path, synth, wl)
     args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
     warm = warmup_text(warmup)
     if progress is True:
         from tessera.progress import ProgressBar
 
-        with ProgressBar(_source_label(trace_path, synth, wl)) as bar:
+        with ProgressBar(label) as bar:
             return Result._from_core(
-                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl, warm), sid
+                _core.simulate(*args, bar, champsim_ifetch, champsim_access_size, wl, warm, mem), sid
             )
     if progress is False:
         progress = None
-    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl, warm), sid)
+    return Result._from_core(_core.simulate(*args, progress, champsim_ifetch, champsim_access_size, wl, warm, mem), sid)
+
+
+def _memory_args(accesses: Any, trace: Any, synthetic: Any, workload: Any, params: Any) -> Optional[tuple]:
+    """The core's in-memory stream, when ``accesses`` is the source."""
+    if accesses is None:
+        return None
+    if trace is not None or synthetic is not None or workload is not None or params is not None:
+        raise ValueError("give exactly one of `trace` (a path), `synthetic` (a dict), `workload` (a name) and `accesses`")
+    return memory.columns_args(accesses)
+
+
+read_trace = memory.read_trace
 
 
 _workload_docs: Optional[dict[str, dict[str, Any]]] = None
@@ -272,10 +296,17 @@ def bench(
     seed: int = 0,
     champsim_ifetch: Optional[bool] = None,
     champsim_access_size: Optional[int] = None,
+    accesses: Any = None,
 ) -> dict[str, Any]:
-    """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``."""
+    """Time one stream on one machine: ``{"accesses", "seconds", "accesses_per_sec"}``.
+    The time is the simulation's alone: the machine is built and the source
+    opened (a trace's header read, ``accesses`` converted) before the clock starts."""
     kind, value = source_of(config)
-    trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
+    mem = _memory_args(accesses, trace, synthetic, workload, params)
+    if mem is not None:
+        trace_path, synth, wl = None, None, None
+    else:
+        trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
     if trace_path is not None:
         identity.check_trace_readable(trace_path)
     return dict(
@@ -289,6 +320,7 @@ def bench(
             champsim_ifetch,
             champsim_access_size,
             wl,
+            mem,
         )
     )
 

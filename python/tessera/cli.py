@@ -351,7 +351,43 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="time tlb_only with its 4 KiB TLBs organised as set_assoc, coalescing and mosaic (arity 4, 64), interleaved",
     )
-    p_bench.add_argument("--rounds", type=int, default=3, metavar="N", help="interleaved rounds for --organisations (default 3)")
+    wsel.add_argument(
+        "--against",
+        metavar="REV",
+        help="A/B: build git revision REV in its own environment and time it against this build, interleaved, "
+        "on the standard streams and real traces, with equal counters required",
+    )
+    wsel.add_argument(
+        "--pycachesim",
+        action="store_true",
+        help="time tlb_only's TLB work against pycachesim's C core on real traces (pip install pycachesim), "
+        "with equal hit and miss counts required",
+    )
+    p_bench.add_argument(
+        "--rounds", type=int, default=3, metavar="N", help="interleaved rounds for --organisations and --against (default 3)"
+    )
+    p_bench.add_argument(
+        "--this",
+        metavar="REV",
+        help="with --against: build REV for this side too, instead of using the installed build",
+    )
+    p_bench.add_argument(
+        "--trace",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="with --against or --pycachesim: a trace to time (repeatable; default: every .tess file in "
+        "the bench-traces cache, see bench/README.md)",
+    )
+    p_bench.add_argument(
+        "--machines", metavar="LIST", help="with --against: comma-separated presets (default tlb_only,sandy_bridge)"
+    )
+    p_bench.add_argument(
+        "--patterns",
+        metavar="LIST",
+        help="with --against: comma-separated synthetic patterns (default uniform,hotcold,sequential; 'none' for traces only)",
+    )
+    p_bench.add_argument("--repo", metavar="DIR", help="with --against: the git checkout to take revisions from (default: the current one)")
     _add_params(p_bench)
     p_bench.add_argument("--preset", default="tlb_only", metavar="NAME", help="machine for --workload (default tlb_only)")
 
@@ -685,9 +721,19 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cli_sweep.cmd_bench_sweep(args, out, err)
     if args.params:
         raise _Usage("--param applies only to --workload")
-    accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
     if args.rounds < 1:
         raise _Usage(f"--rounds must be at least 1, got {args.rounds}")
+    accesses = args.accesses or (BENCH_QUICK_ACCESSES if args.quick else BENCH_ACCESSES)
+    if args.against:
+        from tessera.cli_bench import cmd_bench_against
+
+        return cmd_bench_against(args, out, err)
+    if args.pycachesim:
+        from tessera.cli_bench import cmd_bench_pycachesim
+
+        return cmd_bench_pycachesim(args, out, err)
+    if args.this or args.trace or args.machines or args.patterns or args.repo:
+        raise _Usage("--this, --trace, --machines, --patterns and --repo apply only to --against (--trace also to --pycachesim)")
     if args.organisations:
         from tessera.cli_bench import cmd_bench_organisations
 

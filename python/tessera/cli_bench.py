@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from tessera import api
@@ -118,3 +119,156 @@ def cmd_bench_organisations(args: Any, out: Any, err: Any, patterns: tuple[str, 
         doc = {"tessera_version": api._core.__version__, "accesses_per_stream": accesses, "organisations": rows}
         write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
     return EXIT_OK
+
+
+def _list_arg(text: Optional[str], default: tuple[str, ...]) -> tuple[str, ...]:
+    if text is None:
+        return default
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    return () if items == ("none",) else items
+
+
+def _traces(args: Any, err: Any) -> list[str]:
+    """``--trace`` files, or every trace in the bench-traces cache."""
+    from tessera import ab
+    from tessera.cli import _Usage
+
+    if args.trace is not None:
+        traces = list(args.trace)
+    else:
+        found = ab.bench_traces_dir()
+        traces = sorted(str(p) for p in found.glob("*.tess")) if found.is_dir() else []
+        err.print(
+            f"traces: {len(traces)} from {found}" + ("" if traces else " (none; scripts/record-bench-traces.sh records them)"),
+            markup=False,
+            highlight=False,
+        )
+    for t in traces:
+        if not Path(t).is_file():
+            raise _Usage(f"--trace: no such file {t}")
+    return traces
+
+
+def cmd_bench_pycachesim(args: Any, out: Any, err: Any) -> int:
+    """``tessera bench --pycachesim``: see :mod:`tessera.pycachesim_bench`."""
+    import json
+
+    from rich.table import Table
+
+    from tessera import pycachesim_bench as pcs
+    from tessera.cli import EXIT_ERROR, EXIT_OK, EXIT_TOOL, _Usage
+    from tessera.result import write_atomic
+
+    if args.machines or args.patterns or args.this or args.repo:
+        raise _Usage("--machines, --patterns, --this and --repo apply only to --against")
+    try:
+        import cachesim  # noqa: F401
+    except ImportError:
+        err.print("tessera: error: pycachesim is not installed (pip install pycachesim, or pip install '.[test]')", markup=False)
+        return EXIT_TOOL
+    traces = _traces(args, err)
+    if not traces:
+        raise _Usage("no traces to time: give --trace FILE (or record the bench traces)")
+    say = lambda m: err.print(m, markup=False, highlight=False)  # noqa: E731
+    rows = pcs.compare(traces, rounds=args.rounds, status=say)
+    geo = pcs.geometry()
+    t = Table(
+        title=f"{pcs.PRESET} against pycachesim (L1 {geo[0][0]}x{geo[0][1]}, L2 {geo[1][0]}x{geo[1][1]}, LRU), "
+        f"best of {args.rounds} interleaved rounds, M data accesses/s",
+        header_style="bold",
+    )
+    for c in ("trace", "accesses", "walks/access", "pycachesim", "Tessera, memory", "ratio", "Tessera, file", "ratio", "counters"):
+        t.add_column(c, justify="left" if c in ("trace", "counters") else "right")
+    for r in rows:
+        name = Path(r["trace"]).name
+        if not r["counters_equal"]:
+            t.add_row(name, f"{r['accesses']:,}", "", "", "", "", "", "", f"DIFFER: {r['tessera_counts']} vs {r['pycachesim_counts']}")
+            continue
+        rate = r["rate"]
+        t.add_row(
+            name,
+            f"{r['accesses']:,}",
+            f"{r['walks_per_access']:.3f}",
+            f"{rate['pycachesim'] / 1e6:.1f}",
+            f"{rate['memory'] / 1e6:.1f}",
+            f"{r['ratio_memory']:.2f}x",
+            f"{rate['file'] / 1e6:.1f}",
+            f"{r['ratio_file']:.2f}x",
+            "equal",
+        )
+    out.print(t)
+    if args.json:
+        doc = {"tessera_version": api._core.__version__, "rows": rows}
+        write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
+    return EXIT_OK if all(r["counters_equal"] for r in rows) else EXIT_ERROR
+
+
+def cmd_bench_against(args: Any, out: Any, err: Any) -> int:
+    """``tessera bench --against REV``: see :mod:`tessera.ab`."""
+    import json
+
+    from rich.table import Table
+
+    from tessera import ab
+    from tessera.cli import EXIT_ERROR, EXIT_OK, EXIT_TOOL, _Usage
+    from tessera.result import write_atomic
+
+    presets = _list_arg(args.machines, ab.PRESETS)
+    patterns = _list_arg(args.patterns, ab.PATTERNS)
+    known = set(api.presets())
+    for p in presets:
+        if p not in known:
+            raise _Usage(f"--machines: unknown preset {p!r} (known: {', '.join(sorted(known))})")
+    for p in patterns:
+        if p not in ("uniform", "hotcold", "sequential"):
+            raise _Usage(f"--patterns: unknown pattern {p!r} (allowed: uniform, hotcold, sequential, or none)")
+    traces = _traces(args, err)
+    if not presets or not (patterns or traces):
+        raise _Usage("nothing to time: give at least one machine and one pattern or trace")
+    accesses = args.accesses or ab.ACCESSES
+    streams = ab.standard_streams(presets, patterns, accesses, ab.FOOTPRINT, traces)
+    say = lambda m: err.print(m, markup=False, highlight=False)  # noqa: E731  (long builds and runs show progress)
+    try:
+        repo = ab.repo_root(Path(args.repo) if args.repo else None)
+        this = ab.revision_build(args.this, repo, status=say) if args.this else ab.installed_build()
+        other = ab.revision_build(args.against, repo, status=say)
+        doc = ab.compare(this, other, streams, rounds=args.rounds, status=say)
+    except ab.AbError as e:
+        err.print(f"tessera: error: {e}", markup=False, highlight=False)
+        return EXIT_TOOL
+    out.print(f"this:  {doc['this']['label']}", markup=False, highlight=False)
+    out.print(f"other: {doc['other']['label']}", markup=False, highlight=False)
+    t = Table(
+        title=f"best of {args.rounds} interleaved rounds; synthetic streams {accesses:,} accesses over {ab.FOOTPRINT}",
+        header_style="bold",
+    )
+    for c in ("stream", "this M/s", "other M/s", "ratio", "per round", "walks", "counters", "RSS this", "RSS other"):
+        t.add_column(c, justify="left" if c in ("stream", "counters") else "right")
+    for r in doc["streams"]:
+        if "error" in r:
+            t.add_row(r["stream"], "", "", "", "", "", f"error: {r['error']}", "", "")
+            continue
+        diffs = r["counter_differences"]
+        check = f"{r['counters_compared']} equal" if not diffs else f"{len(diffs)} DIFFER: {diffs[0]}"
+        lo, hi = r["ratio_range"]
+        t.add_row(
+            r["stream"],
+            f"{r['best_rate'][0] / 1e6:.2f}",
+            f"{r['best_rate'][1] / 1e6:.2f}",
+            f"{r['ratio']:.3f}",
+            f"{lo:.2f}-{hi:.2f}",
+            f"{r['walks']:,}" if r.get("walks") is not None else "",
+            check,
+            *(api.format_size(x) if x else "n/a" for x in r["peak_rss_max"]),
+        )
+    out.print(t)
+    out.print("ratio: this build's best rate / the other's (above 1: this build is faster)", markup=False)
+    if args.json:
+        doc["accesses_per_stream"] = accesses
+        doc["footprint"] = ab.FOOTPRINT
+        write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
+    if not ab.counters_agree(doc):
+        err.print("tessera: the builds' counters differ (or a run failed): their times are not comparable", markup=False)
+        return EXIT_ERROR
+    return EXIT_OK
+

@@ -90,6 +90,10 @@ def upgrade_derived(derived: Mapping[str, Any], schema: int) -> dict[str, Any]:
     return {current_stat_name(k): v for k, v in derived.items()}
 
 
+#: Stats the core reports about the host rather than the simulated machine.
+HOST_PREFIX = "host."
+
+
 class Result:
     """Stats, resolved config and provenance of one run.
 
@@ -110,9 +114,14 @@ class Result:
       left out) or ``synthetic:<pattern> accesses=N footprint=B seed=S``.
       ``None`` for results saved by a Tessera that did not record it.
     - ``seed``, ``version`` (the Tessera version that produced it).
+    - ``host``: what the run took of the host, not of the simulated machine:
+      ``{"peak_heap_bytes": int}``, the most heap the run held at once
+      (deterministic, see ``docs/stats.md``); empty for results saved before
+      it was measured. Kept apart from ``counters`` so that comparing two
+      machines never compares their host memory.
     """
 
-    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "_config")
+    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "host", "_config")
 
     def __init__(
         self,
@@ -125,8 +134,11 @@ class Result:
         version: str,
         phases: Optional[Mapping[str, Mapping[str, int]]] = None,
         source_id: Optional[str] = None,
+        host: Optional[Mapping[str, int]] = None,
     ) -> None:
-        self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters)}
+        self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters) if not k.startswith(HOST_PREFIX)}
+        self.host: dict[str, int] = {k[len(HOST_PREFIX):]: int(v) for k, v in sorted(counters.items()) if k.startswith(HOST_PREFIX)}
+        self.host.update({k: int(v) for k, v in sorted((host or {}).items())})
         self.derived: dict[str, float] = {k: _as_float(v) for k, v in sorted(derived.items())}
         self.phases: Optional[dict[str, dict[str, int]]] = (
             None if phases is None else {p: {k: int(v) for k, v in phases[p].items()} for p in ("warmup", "measured")}
@@ -199,6 +211,8 @@ class Result:
             out["phases"] = self.phases
         if self.source_id is not None:
             out["source_id"] = self.source_id
+        if self.host:
+            out["host"] = dict(self.host)
         return out
 
     def to_json(self) -> str:
@@ -214,6 +228,7 @@ class Result:
             row["source_id"] = self.source_id
         row.update(phase_columns(self.phases))
         row.update(self.stats)
+        row.update({HOST_PREFIX + k: v for k, v in self.host.items()})
         row.update(flatten(self.config, "config."))
         return row
 
@@ -302,6 +317,7 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
         version=data["tessera_version"],
         phases=data.get("phases"),
         source_id=data.get("source_id"),
+        host=data.get("host"),
     )
 
 

@@ -11,6 +11,7 @@ pub mod access;
 pub mod addr;
 pub mod config;
 pub mod error;
+pub mod host_memory;
 pub mod registry;
 pub mod rng;
 pub mod stats;

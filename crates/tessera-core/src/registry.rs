@@ -180,6 +180,7 @@ family! {
         "random" => Random(crate::replacement::random::Random),
     }
     methods {
+        ref fn repeat_hits_free() -> bool;
         mut fn on_hit(set: u32, way: u32);
         mut fn on_fill(set: u32, way: u32);
         mut fn on_invalidate(set: u32, way: u32);

@@ -9,7 +9,8 @@ use crate::access::{AccessBatch, BATCH_LEN};
 use crate::config::Spec;
 use crate::error::{Error, Result};
 use crate::machine::Machine;
-use crate::stats::Stats;
+use crate::host_memory::RunMemory;
+use crate::stats::{Collector, StatVisitor, Stats};
 use crate::stream::AccessSource;
 use crate::workload::params::parse_count;
 
@@ -106,6 +107,7 @@ pub fn simulate_warm(
     warmup: Warmup,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    let memory = RunMemory::begin();
     let mut m = Machine::build(spec, seed)?;
     let mut part = AccessBatch::with_capacity(BATCH_LEN);
     let mut warm = Phase::default();
@@ -156,10 +158,25 @@ pub fn simulate_warm(
             format!("a warm-up of {len} {unit} is not shorter than the stream ({have} {unit} in {})", source.describe()),
         ));
     }
-    let stats = m.stats();
+    let mut stats = m.stats();
+    if let Some(bytes) = memory.peak_bytes() {
+        stats = with_peak_heap(stats, bytes);
+    }
     let measured = Phase { records: stats.get("core.records"), instructions: stats.get("core.instructions") };
     Ok(RunOutput { stats, warmup: warm, measured })
 }
+
+/// `stats` with the gauge `host.peak_heap_bytes` (see [`crate::host_memory`]).
+pub(crate) fn with_peak_heap(stats: Stats, bytes: u64) -> Stats {
+    let mut c = Collector { stats };
+    c.gauge(PEAK_HEAP, bytes, "bytes", PEAK_HEAP_DESC);
+    c.stats
+}
+
+/// The name and description of the run's host-memory gauge.
+pub const PEAK_HEAP: &str = "host.peak_heap_bytes";
+pub const PEAK_HEAP_DESC: &str =
+    "most host heap the run held at once (machine, stream buffers; not C libraries), counted by Tessera's allocator";
 
 /// Feed every batch of `source` into `m`.
 pub fn feed_all(m: &mut Machine, source: &mut dyn AccessSource, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<u64> {

@@ -11,6 +11,7 @@ use pyo3::IntoPyObjectExt;
 use serde_json::Value;
 use tessera_core::config::ConfigSource;
 use tessera_core::stats::Stats;
+use tessera_core::stream::memory::{Columns, MemoryStream};
 use tessera_core::stream::synthetic::{Pattern, Synthetic, SyntheticSpec};
 use tessera_core::stream::AccessSource;
 use tessera_core::workload::WorkloadSource;
@@ -33,33 +34,64 @@ pub fn config_source(kind: &str, value: String) -> PyResult<ConfigSource> {
 /// Parameters of a built-in synthetic stream: (pattern, accesses, footprint bytes).
 pub type SyntheticArgs = (String, u64, u64);
 
+/// An access stream in memory: (name, vaddr, ins_gap, asid, kind, size), each
+/// column as the little-endian bytes of its values (u64, u32, u16, u8, u8).
+pub type MemoryArgs = (String, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn le_column<const N: usize, T>(name: &str, bytes: &[u8], from: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
+    if bytes.len() % N != 0 {
+        return Err(PyValueError::new_err(format!("accesses.{name}: {} bytes is not a whole number of {N}-byte values", bytes.len())));
+    }
+    Ok(bytes.chunks_exact(N).map(|c| from(c.try_into().expect("chunks of N bytes"))).collect())
+}
+
+/// [`MemoryArgs`] → the core's columns.
+pub fn memory_columns((_, vaddr, ins_gap, asid, kind, size): &MemoryArgs) -> PyResult<Columns> {
+    Ok(Columns {
+        vaddr: le_column("vaddr", vaddr, u64::from_le_bytes)?,
+        ins_gap: le_column("ins_gap", ins_gap, u32::from_le_bytes)?,
+        asid: le_column("asid", asid, u16::from_le_bytes)?,
+        kind: kind.clone(),
+        size: size.clone(),
+    })
+}
+
 /// A built-in workload: (name, {parameter: value}).
 pub type WorkloadArgs = (String, BTreeMap<String, String>);
 
-/// Open the access source named by exactly one of `trace`, `synthetic` and
-/// `workload`. Synthetic streams and workloads draw from the run's seed.
-pub fn open_source(
-    py: Python<'_>,
-    trace: Option<PathBuf>,
-    synthetic: Option<SyntheticArgs>,
-    workload: Option<WorkloadArgs>,
-    seed: u64,
-    opts: &TraceOptions,
-) -> PyResult<Box<dyn AccessSource + Send>> {
-    match (trace, synthetic, workload) {
-        (Some(path), None, None) => tessera_core::trace::open_with(&path, opts).py_err(py),
-        (None, Some((pattern, accesses, footprint)), None) => {
+/// Where a run's accesses come from: exactly one of these is given.
+#[derive(Default)]
+pub struct SourceArgs {
+    pub trace: Option<PathBuf>,
+    pub synthetic: Option<SyntheticArgs>,
+    pub workload: Option<WorkloadArgs>,
+    pub memory: Option<MemoryArgs>,
+}
+
+/// Open the access source named by exactly one of `trace`, `synthetic`,
+/// `workload` and `memory`. Synthetic streams and workloads draw from the
+/// run's seed.
+pub fn open_source(py: Python<'_>, args: SourceArgs, seed: u64, opts: &TraceOptions) -> PyResult<Box<dyn AccessSource + Send>> {
+    match args {
+        SourceArgs { trace: Some(path), synthetic: None, workload: None, memory: None } => {
+            tessera_core::trace::open_with(&path, opts).py_err(py)
+        }
+        SourceArgs { trace: None, synthetic: Some((pattern, accesses, footprint)), workload: None, memory: None } => {
             let pattern = Pattern::parse(&pattern).py_err(py)?;
             let spec = SyntheticSpec::new(pattern, accesses, footprint, seed);
             let source = Synthetic::new(spec).py_err(py)?;
             Ok(Box::new(source))
         }
-        (None, None, Some((name, params))) => {
+        SourceArgs { trace: None, synthetic: None, workload: Some((name, params)), memory: None } => {
             let source = WorkloadSource::start(&name, &params, seed).py_err(py)?;
             Ok(Box::new(source))
         }
+        SourceArgs { trace: None, synthetic: None, workload: None, memory: Some(m) } => {
+            let columns = memory_columns(&m)?;
+            Ok(Box::new(MemoryStream::new(columns, &m.0).py_err(py)?))
+        }
         _ => Err(PyValueError::new_err(
-            "give exactly one of a trace path, synthetic parameters and a workload",
+            "give exactly one of a trace path, synthetic parameters, a workload and accesses",
         )),
     }
 }

@@ -24,6 +24,11 @@ use tessera_core::trace::Format;
 
 use crate::errors::IntoPyResult;
 
+/// Every allocation is counted per thread, so each run reports the peak of
+/// its own heap (`host.peak_heap_bytes`, see `tessera_core::host_memory`).
+#[global_allocator]
+static ALLOC: tessera_core::host_memory::CountingAlloc = tessera_core::host_memory::CountingAlloc;
+
 /// Shipped presets as `(name, summary, toml)` tuples.
 #[pyfunction]
 fn presets() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -125,6 +130,29 @@ fn trace_info(
     convert::to_python(py, &info)
 }
 
+/// The first `limit` records of a trace as little-endian column bytes:
+/// `{"vaddr": u64s, "ins_gap": u32s, "asid": u16s, "kind": u8s, "size": u8s}`.
+#[pyfunction]
+#[pyo3(signature = (path, limit=None, champsim_ifetch=None, champsim_access_size=None))]
+fn read_trace(
+    py: Python<'_>,
+    path: PathBuf,
+    limit: Option<u64>,
+    champsim_ifetch: Option<bool>,
+    champsim_access_size: Option<u8>,
+) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
+    let c = py.allow_threads(|| tessera_core::trace::read_columns(&path, &opts, limit)).py_err(py)?;
+    let out = pyo3::types::PyDict::new(py);
+    let bytes = |v: Vec<u8>| pyo3::types::PyBytes::new(py, &v).unbind();
+    out.set_item("vaddr", bytes(c.vaddr.iter().flat_map(|x| x.to_le_bytes()).collect()))?;
+    out.set_item("ins_gap", bytes(c.ins_gap.iter().flat_map(|x| x.to_le_bytes()).collect()))?;
+    out.set_item("asid", bytes(c.asid.iter().flat_map(|x| x.to_le_bytes()).collect()))?;
+    out.set_item("kind", bytes(c.kind))?;
+    out.set_item("size", bytes(c.size))?;
+    Ok(out)
+}
+
 /// Convert a trace to `to` ("native" or "lackey"); returns the summary as a dict.
 /// The `champsim_*` options apply to ChampSim input only.
 #[pyfunction]
@@ -205,6 +233,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STATS_SCHEMA", tessera_core::stats::derived::STATS_SCHEMA)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;

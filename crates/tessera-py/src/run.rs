@@ -12,7 +12,7 @@ use tessera_core::error::Error;
 use tessera_core::run::Warmup;
 use tessera_core::trace::record::{Backend, RecordOptions};
 
-use crate::convert::{self, SyntheticArgs, WorkloadArgs};
+use crate::convert::{self, MemoryArgs, SourceArgs, SyntheticArgs, WorkloadArgs};
 use crate::errors::{self, IntoPyResult};
 
 /// Run one simulation.
@@ -23,7 +23,7 @@ use crate::errors::{self, IntoPyResult};
 /// held; an exception it raises (or a pending Ctrl-C) stops the run and is
 /// re-raised here.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, champsim_ifetch=None, champsim_access_size=None, workload=None, warmup=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, progress=None, champsim_ifetch=None, champsim_access_size=None, workload=None, warmup=None, memory=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -38,6 +38,7 @@ pub fn simulate<'py>(
     champsim_access_size: Option<u8>,
     workload: Option<WorkloadArgs>,
     warmup: Option<String>,
+    memory: Option<MemoryArgs>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
@@ -46,7 +47,8 @@ pub fn simulate<'py>(
         None => Warmup::None,
     };
     let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
-    let mut source = convert::open_source(py, trace, synthetic, workload, seed, &opts)?;
+    let args = SourceArgs { trace, synthetic, workload, memory };
+    let mut source = convert::open_source(py, args, seed, &opts)?;
     let description = source.describe();
 
     let mut reporter = Reporter::new(progress);
@@ -78,7 +80,7 @@ pub fn simulate<'py>(
 /// Time the simulation of one stream (no stats kept beyond the throughput).
 /// Returns the core's `BenchResult` as a dict.
 #[pyfunction]
-#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, champsim_ifetch=None, champsim_access_size=None, workload=None))]
+#[pyo3(signature = (config_kind, config_value, overrides, trace=None, synthetic=None, seed=0, champsim_ifetch=None, champsim_access_size=None, workload=None, memory=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
@@ -91,11 +93,13 @@ pub fn bench(
     champsim_ifetch: Option<bool>,
     champsim_access_size: Option<u8>,
     workload: Option<WorkloadArgs>,
+    memory: Option<MemoryArgs>,
 ) -> PyResult<PyObject> {
     let source_cfg = convert::config_source(config_kind, config_value)?;
     let spec = config::load(&source_cfg, &overrides).py_err(py)?;
     let opts = convert::trace_options(champsim_ifetch, champsim_access_size);
-    let mut source = convert::open_source(py, trace, synthetic, workload, seed, &opts)?;
+    let args = SourceArgs { trace, synthetic, workload, memory };
+    let mut source = convert::open_source(py, args, seed, &opts)?;
     let mut reporter = Reporter::new(None);
     let outcome = py.allow_threads(|| {
         tessera_core::run::bench_with_progress(&spec, source.as_mut(), &mut |d, t| reporter.report(d, t))
@@ -193,6 +197,11 @@ impl Reporter {
     }
 
     fn report(&mut self, done: u64, total: u64) -> bool {
+        // The caller's work, not the run's: not counted in the run's heap.
+        tessera_core::host_memory::paused(|| self.report_to_python(done, total))
+    }
+
+    fn report_to_python(&mut self, done: u64, total: u64) -> bool {
         Python::with_gil(|py| {
             let result = match &self.progress {
                 Some(cb) => cb.call1(py, (done, total)).map(drop),

@@ -71,6 +71,12 @@ fn repeat_run<const FETCHES: bool>(batch: &AccessBatch, i: usize, key: MemoKey) 
 /// How many accesses ahead the leaf page-table entry is prefetched on the host.
 const PREFETCH_AHEAD: usize = 16;
 
+/// Page-table frames above which the host prefetch of leaf entries pays: the
+/// table outgrows the host's private caches (a 4 KiB node each, 2 MiB in
+/// all). Below it the entries stay cached and the prefetch's hint lookup
+/// only costs time. A host-side choice: results are the same either way.
+const PREFETCH_MIN_TABLE_FRAMES: u64 = 512;
+
 pub struct CpuMachine {
     spec: Spec,
     mmu: Mmu,
@@ -191,6 +197,15 @@ impl CpuMachine {
 
     /// [`Self::feed`]; `SHADOWS`: shadow structures watch the translations.
     fn feed_with<const SHADOWS: bool>(&mut self, batch: &AccessBatch) -> Result<()> {
+        if self.sys.physmem().table_frames() >= PREFETCH_MIN_TABLE_FRAMES {
+            self.feed_batch::<SHADOWS, true>(batch)
+        } else {
+            self.feed_batch::<SHADOWS, false>(batch)
+        }
+    }
+
+    /// [`Self::feed_with`]; `PREFETCH`: prefetch leaf entries on the host.
+    fn feed_batch<const SHADOWS: bool, const PREFETCH: bool>(&mut self, batch: &AccessBatch) -> Result<()> {
         let n = batch.len();
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
@@ -205,9 +220,11 @@ impl CpuMachine {
                     if j > i {
                         // The prefetches the loop below would have issued for
                         // positions i..j: only those past the run can change page.
-                        for q in (i + PREFETCH_AHEAD).max(j)..(j + PREFETCH_AHEAD).min(n) {
-                            if (vaddrs[q] ^ vaddrs[q - 1]) >> 12 != 0 {
-                                self.sys.prefetch_leaf(vaddrs[q], asids[q]);
+                        if PREFETCH {
+                            for q in (i + PREFETCH_AHEAD).max(j)..(j + PREFETCH_AHEAD).min(n) {
+                                if (vaddrs[q] ^ vaddrs[q - 1]) >> 12 != 0 {
+                                    self.sys.prefetch_leaf(vaddrs[q], asids[q]);
+                                }
                             }
                         }
                         i = j;
@@ -217,7 +234,7 @@ impl CpuMachine {
             }
             // Host-side prefetch of a later access's leaf entry (no effect on results).
             // Only when the page changes: a run of accesses to one page needs one.
-            if i + PREFETCH_AHEAD < n {
+            if PREFETCH && i + PREFETCH_AHEAD < n {
                 let ahead = vaddrs[i + PREFETCH_AHEAD];
                 if (ahead ^ vaddrs[i + PREFETCH_AHEAD - 1]) >> 12 != 0 {
                     self.sys.prefetch_leaf(ahead, asids[i + PREFETCH_AHEAD]);
@@ -275,6 +292,9 @@ impl CpuMachine {
         } else {
             repeat_run::<true>(batch, i, key)
         };
+        if j == i {
+            return i;
+        }
         let (loads, stores, fetches) = (kinds & RUN_MASK, kinds >> RUN_BITS & RUN_MASK, kinds >> (2 * RUN_BITS));
         let data = loads + stores;
         let c = &mut self.core;

@@ -82,10 +82,16 @@ pub struct PhysMem {
     slots: FxHashMap<u64, u32>,
     /// Node storage; `nodes[0]` is the all-zero sentinel and is never written.
     nodes: NodeStore,
-    /// Host-only links, parallel to `nodes`: for each entry that points at a
-    /// table frame, that frame's slot (0 otherwise). Lets the walker follow a
-    /// table without looking the child frame up. Maintained by [`PhysMem::link`].
-    links: Vec<[u32; CHUNK]>,
+    /// Host-only links: for each entry that points at a table frame, that
+    /// frame's slot (0 otherwise). Lets the walker follow a table without
+    /// looking the child frame up. Maintained by [`PhysMem::set_link`].
+    /// Rows of `CHUNK` words; row 0 is all zero and never written.
+    links: Vec<u32>,
+    /// Per node slot, its row in `links`, 0 until the node holds a link.
+    /// Leaf nodes (most of a table) never do, so writing their entries
+    /// touches no link memory: megabytes that would otherwise be written at
+    /// random on every first touch.
+    link_row: Vec<u32>,
     /// Released node slots, reused before growing `nodes`.
     spare_slots: Vec<u32>,
     /// The frame each slot stores (the inverse of `slots`).
@@ -141,7 +147,8 @@ impl PhysMem {
             },
             spare_slots: Vec::new(),
             slot_frames: vec![0],
-            links: vec![[0; CHUNK]],
+            links: vec![0; CHUNK],
+            link_row: vec![0],
             table_frames: 0,
             pinned_frames: 0,
             owners: ReverseMap::new(capacity_frames),
@@ -335,11 +342,15 @@ impl PhysMem {
         let slot = match self.spare_slots.pop() {
             Some(s) => {
                 *self.nodes.node_mut(s as usize) = [0; CHUNK];
-                self.links[s as usize] = [0; CHUNK];
+                // The node keeps its link row, cleared.
+                let row = self.link_row[s as usize] as usize;
+                if row != 0 {
+                    self.links[row * CHUNK..(row + 1) * CHUNK].fill(0);
+                }
                 s
             }
             None => {
-                self.links.push([0; CHUNK]);
+                self.link_row.push(0);
                 self.slot_frames.push(0);
                 self.nodes.push_zeroed() as u32
             }
@@ -377,7 +388,7 @@ impl PhysMem {
     /// touched at random: reading them on every walk costs a host cache miss.
     #[inline]
     pub fn entry_link(&self, slot: u32, index: u64) -> u32 {
-        self.links[slot as usize][(index as usize) & (CHUNK - 1)]
+        self.links[self.link_row[slot as usize] as usize * CHUNK + ((index as usize) & (CHUNK - 1))]
     }
 
     /// Write entry `index` of the table node in host `slot` (not the
@@ -385,14 +396,23 @@ impl PhysMem {
     /// table-epoch rule), without looking the frame's slot up.
     #[inline]
     pub fn write_entry(&mut self, slot: u32, index: u64, value: u64) {
+        self.swap_entry(slot, index, value);
+    }
+
+    /// [`Self::write_entry`], returning the word it replaced (0 for the sentinel).
+    #[inline]
+    fn swap_entry(&mut self, slot: u32, index: u64, value: u64) -> u64 {
         debug_assert!(slot != 0, "write to the sentinel node");
-        if slot != 0 {
-            let word = &mut self.nodes.node_mut(slot as usize)[(index as usize) & (CHUNK - 1)];
-            if *word != 0 && *word != value {
-                self.table_epoch += 1;
-            }
-            *word = value;
+        if slot == 0 {
+            return 0;
         }
+        let word = &mut self.nodes.node_mut(slot as usize)[(index as usize) & (CHUNK - 1)];
+        let old = *word;
+        if old != 0 && old != value {
+            self.table_epoch += 1;
+        }
+        *word = value;
+        old
     }
 
     /// Write word `index` of the table node in host `slot` and its host link
@@ -401,17 +421,31 @@ impl PhysMem {
     /// format cannot leave the walker's links out of step with the bits.
     #[inline]
     pub fn write_table_entry(&mut self, slot: u32, index: u64, value: u64, child_slot: u32) {
-        self.write_entry(slot, index, value);
-        self.set_link(slot, index, child_slot);
+        let old = self.swap_entry(slot, index, value);
+        // An empty entry had no link: writing a leaf there (a first touch)
+        // reads no link memory at all.
+        if old != 0 || child_slot != 0 {
+            self.set_link(slot, index, child_slot);
+        }
     }
 
     /// Record that entry `index` of the node in `slot` points at the table
     /// node in `child_slot` (see [`Self::link`]).
     #[inline]
     pub fn set_link(&mut self, slot: u32, index: u64, child_slot: u32) {
-        if slot != 0 {
-            self.links[slot as usize][(index as usize) & (CHUNK - 1)] = child_slot;
+        if slot == 0 {
+            return;
         }
+        let mut row = self.link_row[slot as usize] as usize;
+        if row == 0 {
+            if child_slot == 0 {
+                return;
+            }
+            row = self.links.len() / CHUNK;
+            self.links.resize(self.links.len() + CHUNK, 0);
+            self.link_row[slot as usize] = row as u32;
+        }
+        self.links[row * CHUNK + ((index as usize) & (CHUNK - 1))] = child_slot;
     }
 
     /// See the `table_epoch` field: equal epochs mean no page-table path

@@ -403,6 +403,11 @@ fn unlink(prev: &mut [u32], next: &mut [u32], head: &mut [u32], tail: &mut [u32]
 }
 
 impl Replacement for Lru {
+    /// The way hit or filled last is already most recently used: touching
+    /// it again keeps the order.
+    fn repeat_hits_free(&self) -> bool {
+        true
+    }
     #[inline(always)]
     fn on_hit(&mut self, set: u32, way: u32) {
         self.touch(set, way);

@@ -26,6 +26,12 @@ pub struct Geometry {
 }
 
 pub trait Replacement {
+    /// Whether a hit on the way that was hit or filled last in its set
+    /// leaves the policy's state as it is. Owners then count such hits
+    /// without telling the policy (the TLB hierarchy's memo and its
+    /// most-recent-entry filter); a policy that learns from repeated hits
+    /// (frequencies, re-reference predictions) must say false.
+    fn repeat_hits_free(&self) -> bool;
     fn on_hit(&mut self, set: u32, way: u32);
     fn on_fill(&mut self, set: u32, way: u32);
     fn on_invalidate(&mut self, set: u32, way: u32);

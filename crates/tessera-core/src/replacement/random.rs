@@ -52,6 +52,10 @@ impl Mechanism for Random {
 }
 
 impl Replacement for Random {
+    /// Hits never change what a random victim choice draws.
+    fn repeat_hits_free(&self) -> bool {
+        true
+    }
     #[inline]
     fn on_hit(&mut self, _set: u32, _way: u32) {}
     #[inline]

@@ -225,7 +225,12 @@ pub fn compare(base: &Stats, other: &Stats) -> Result<Comparison> {
 /// metrics), with units and descriptions; counters are zero and derived
 /// metrics NaN. The names are exactly those of every run of this machine.
 pub fn stat_docs(spec: &Spec) -> Result<Stats> {
-    Ok(crate::machine::Machine::build(spec, 0)?.stats())
+    // A run adds its host-memory gauge where the counting allocator is installed.
+    let stats = crate::machine::Machine::build(spec, 0)?.stats();
+    Ok(match crate::host_memory::RunMemory::begin().peak_bytes() {
+        Some(_) => crate::run::with_peak_heap(stats, 0),
+        None => stats,
+    })
 }
 
 #[cfg(test)]

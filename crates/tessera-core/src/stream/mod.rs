@@ -1,6 +1,8 @@
 //! Access sources: anything that produces [`AccessBatch`]es — trace readers
 //! ([`crate::trace`]) and built-in generators ([`synthetic`]).
 
+pub mod memory;
+pub mod read_ahead;
 pub mod synthetic;
 
 use crate::access::AccessBatch;

@@ -327,6 +327,12 @@ pub struct SetAssoc<D: Payload = u64, T: TagWord = u64> {
 }
 
 impl<D: Payload, T: TagWord> SetAssoc<D, T> {
+    /// Whether hits on the entry hit or filled last in a set may go
+    /// uncounted by the replacement policy ([`Replacement::repeat_hits_free`]).
+    pub fn repeat_hits_free(&self) -> bool {
+        self.repl.repeat_hits_free()
+    }
+
     /// `sets` is a power of two (checked by config resolution); `repl` built for `sets × ways`.
     pub fn new(sets: u32, ways: u32, repl: AnyReplacement) -> Self {
         let n = sets as usize * ways as usize;

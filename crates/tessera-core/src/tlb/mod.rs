@@ -346,10 +346,11 @@ struct ProbeStep {
 /// unchanged, random replacement ignores hits), so the repeat only needs its
 /// counters bumped. Any other lookup or any change to the TLBs drops it.
 ///
-/// Repeats are only counted (`pending`); the counters of the level-1
-/// structures are brought up to date when the memo is dropped
-/// ([`Mmu::settle`]) or read ([`Mmu::visit`]), so a repeat costs one compare
-/// and one increment.
+/// Repeats are only counted (`pending`). When the memo is dropped
+/// ([`Mmu::settle`]) they move to the side's repeat tallies
+/// ([`Mmu::repeats`], [`Mmu::repeat_hits`]), which are added to the
+/// level-1 structures' counters only when they are read ([`Mmu::visit`]):
+/// a repeat costs one compare and one increment, and a dropped memo two adds.
 #[derive(Copy, Clone, Debug)]
 struct Memo {
     valid: bool,
@@ -412,6 +413,26 @@ pub struct Mmu {
     nb_wanted: u32,
     /// Neighbours of a lower-level hit being promoted.
     scratch: Box<Neighbours>,
+    /// `[data, instr]`: memo repeats of dropped memos, each a lookup in every
+    /// level-1 structure of the side, not yet in their counters.
+    repeats: [u64; 2],
+    /// Per structure: how many of those repeats hit it.
+    repeat_hits: Vec<u64>,
+    /// `[data, instr]`: the side's level-1 structures when every one is a
+    /// plain `set_assoc` structure ([`set_assoc::SetAssoc::plain`]) serving
+    /// that side only: a lookup probes them directly, without the
+    /// organisation family's dispatch ([`Mmu::lookup_plain`]).
+    plain_l1: [Option<PlainLevel>; 2],
+}
+
+/// The level-1 structures of a side whose lookups take the plain path.
+#[derive(Copy, Clone, Debug)]
+struct PlainLevel {
+    tlbs: [u16; MAX_PER_LEVEL],
+    n: usize,
+    latency: u32,
+    /// Index in the side's probe order of the first level-2 structure.
+    next_probe: usize,
 }
 
 impl Mmu {
@@ -458,6 +479,18 @@ impl Mmu {
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
+        let plain = |side: &SideLevels, instr: bool| -> Option<PlainLevel> {
+            let l1 = side.levels.first()?;
+            let ok = memo_ok[instr as usize]
+                && l1.tlbs().iter().all(|&i| {
+                    let t = &tlbs[i as usize];
+                    t.side != Side::Unified
+                        && matches!(&t.org, AnyTlbOrganisation::SetAssoc(s) if s.plain() && s.keeps_recent())
+                });
+            ok.then_some(PlainLevel { tlbs: l1.tlbs, n: l1.n, latency: l1.latency, next_probe: l1.n })
+        };
+        let plain_l1 = [plain(&data, false), plain(&instr, true)];
+        let n_tlbs = tlbs.len();
         Ok(Mmu {
             tlbs,
             data,
@@ -470,7 +503,18 @@ impl Mmu {
             promote_nb,
             nb_wanted,
             scratch: Box::new(Neighbours::EMPTY),
+            repeats: [0; 2],
+            repeat_hits: vec![0; n_tlbs],
+            plain_l1,
         })
+    }
+
+    /// The same hierarchy with every lookup on the general path (for tests
+    /// of the plain level-1 path against it).
+    #[cfg(test)]
+    pub(crate) fn without_plain_path(mut self) -> Mmu {
+        self.plain_l1 = [None, None];
+        self
     }
 
     /// The largest aligned run of 4 KiB leaf translations, in pages, that any
@@ -507,7 +551,38 @@ impl Mmu {
             m.pending += 1;
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
+        if let Some(level) = self.plain_l1[instr as usize] {
+            if let Some(hit) = self.recent_hit(va, asid, instr, level) {
+                return hit;
+            }
+        }
         self.lookup_unmemoised(va, asid, instr)
+    }
+
+    /// A lookup that would hit the entry hit or filled last in its set of a
+    /// plain level-1 structure, while no other structure of the level can
+    /// hit: it changes nothing but counters, exactly as a memo repeat, so it
+    /// becomes the side's memo with this lookup as its first repeat. None
+    /// (and nothing changed) otherwise.
+    #[inline(always)]
+    fn recent_hit(&mut self, va: u64, asid: Asid, instr: bool, level: PlainLevel) -> Option<Lookup> {
+        let mut found = None;
+        for &t in &level.tlbs[..level.n] {
+            let AnyTlbOrganisation::SetAssoc(s) = &self.tlbs[t as usize].org else { return None };
+            match s.recent_hit(va, asid) {
+                Some(h) if found.is_none() => found = Some((t as usize, h)),
+                // A second hit in the level: the general path counts both.
+                Some(_) => return None,
+                None if s.may_hold(va, asid) => return None,
+                None => {}
+            }
+        }
+        let (hit, (pfn_base, size, dirty)) = found?;
+        self.settle(instr);
+        let latency = level.latency;
+        self.memo[instr as usize] =
+            Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 1, size, pfn_base, dirty, hit };
+        Some(Lookup::Hit { pfn_base, size, dirty, level: 0, latency })
     }
 
     /// The live memo of one side, if any: what a repeat must match, so a
@@ -536,41 +611,67 @@ impl Mmu {
         if self.shared_l1 {
             self.settle(!instr);
         }
-        self.lookup_slow(va, asid, instr)
+        match self.plain_l1[instr as usize] {
+            Some(level) => self.lookup_plain(va, asid, instr, level),
+            None => self.lookup_slow(va, asid, instr, 0, 0),
+        }
     }
 
-    /// Drop one side's memo, adding its pending repeats to the counters of
-    /// that side's level-1 structures (each repeat is a lookup everywhere, a
-    /// hit in the memoised structure and a miss in the others).
-    #[inline]
+    /// Drop one side's memo; its pending repeats join the side's tallies
+    /// (each repeat is a lookup in every level-1 structure of the side, a hit
+    /// in the memoised one and a miss in the others).
+    #[inline(always)]
     fn settle(&mut self, instr: bool) {
-        let memo = &mut self.memo[instr as usize];
-        if memo.pending == 0 {
-            memo.valid = false;
-            return;
-        }
-        let m = std::mem::take(memo);
-        let Some(level) = self.side(instr).levels.first() else { return };
-        let (ids, n) = (level.tlbs, level.n);
-        for &t in &ids[..n] {
+        let m = &mut self.memo[instr as usize];
+        self.repeats[instr as usize] += m.pending;
+        self.repeat_hits[m.hit] += m.pending;
+        m.pending = 0;
+        m.valid = false;
+    }
+
+    /// A lookup on a side whose level-1 structures are all plain
+    /// `set_assoc` ones: the same probes, counts and memo as
+    /// [`Self::lookup_slow`] gives, with level 1 probed directly. A miss of
+    /// level 1 continues on the general path at level 2.
+    #[inline(always)]
+    fn lookup_plain(&mut self, va: u64, asid: Asid, instr: bool, level: PlainLevel) -> Lookup {
+        // Every structure of the level is probed; a later hit wins, as in `lookup_slow`.
+        let mut found = None;
+        for &t in &level.tlbs[..level.n] {
             let tlb = &mut self.tlbs[t as usize];
-            tlb.stats.lookups += m.pending;
-            if t as usize == m.hit {
-                tlb.stats.hits += m.pending;
+            tlb.stats.lookups += 1;
+            let probe = match &mut tlb.org {
+                AnyTlbOrganisation::SetAssoc(s) => s.lookup_plain(va, asid),
+                other => other.lookup(va, asid),
+            };
+            if let Probe::Hit { pfn, size, dirty } = probe {
+                tlb.stats.hits += 1;
+                found = Some((t as usize, pfn, size, dirty));
             } else {
-                tlb.stats.misses += m.pending;
+                tlb.stats.misses += 1;
             }
         }
+        let Some((hit, pfn_base, size, dirty)) = found else {
+            return self.lookup_slow(va, asid, instr, level.next_probe, level.latency);
+        };
+        let latency = level.latency;
+        self.memo[instr as usize] =
+            Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 0, size, pfn_base, dirty, hit };
+        Lookup::Hit { pfn_base, size, dirty, level: 0, latency }
     }
 
-    fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        let mut latency = 0;
+    /// The general lookup, from step `first` of the side's probe order (0:
+    /// the whole lookup; later: the levels above were probed and missed,
+    /// costing `latency`).
+    #[inline(never)]
+    fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool, first: usize, latency: u32) -> Lookup {
+        let mut latency = latency;
         let mut found = None;
         // Some structure that missed holds the page's group and takes the
         // page without a walk (only asked for when no level hits).
         let mut takes_subpage = false;
         let side = if instr { &self.instr } else { &self.data };
-        for step in &side.probes {
+        for step in &side.probes[first..] {
             latency += step.latency;
             let t = step.tlb as usize;
             match self.tlbs[t].lookup(va, asid) {
@@ -725,23 +826,33 @@ impl Mmu {
         self.tlbs.iter_mut().map(|t| t.flush_asid(asid)).sum()
     }
 
-    /// Stats under `<name>.*` per structure (the machine adds `mmu.`).
-    pub fn visit(&self, v: &mut dyn StatVisitor) {
-        // What `settle` would add for the memos still live.
+    /// Every structure's five counters, with the repeats counted in bulk
+    /// (memos dropped and live) added in.
+    pub fn counters(&self) -> Vec<TlbStats> {
+        // The repeat tallies, and what `settle` would add to them for the memos still live.
         let mut stats: Vec<TlbStats> = self.tlbs.iter().map(|t| t.stats.clone()).collect();
+        let mut hits = self.repeat_hits.clone();
         for instr in [false, true] {
             let m = &self.memo[instr as usize];
+            hits[m.hit] += m.pending;
+            let repeats = self.repeats[instr as usize] + m.pending;
             let Some(level) = self.side(instr).levels.first() else { continue };
             for &t in level.tlbs() {
                 let s = &mut stats[t as usize];
-                s.lookups += m.pending;
-                if t as usize == m.hit {
-                    s.hits += m.pending;
-                } else {
-                    s.misses += m.pending;
-                }
+                s.lookups += repeats;
+                s.misses += repeats;
             }
         }
+        for (s, h) in stats.iter_mut().zip(hits) {
+            s.hits += h;
+            s.misses -= h;
+        }
+        stats
+    }
+
+    /// Stats under `<name>.*` per structure (the machine adds `mmu.`).
+    pub fn visit(&self, v: &mut dyn StatVisitor) {
+        let stats = self.counters();
         for (t, s) in self.tlbs.iter().zip(&stats) {
             t.visit_with(s, v);
         }

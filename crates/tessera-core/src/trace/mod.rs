@@ -266,8 +266,15 @@ pub fn open(path: &Path) -> Result<Box<dyn AccessSource + Send>> {
     open_with(path, &TraceOptions::default())
 }
 
-/// [`open`] with reader options.
+/// [`open`] with reader options. The reader decodes ahead on its own thread
+/// ([`crate::stream::read_ahead`]): the same records, read while the
+/// machine simulates.
 pub fn open_with(path: &Path, opts: &TraceOptions) -> Result<Box<dyn AccessSource + Send>> {
+    Ok(Box::new(crate::stream::read_ahead::ReadAhead::spawn(open_reader(path, opts)?)?))
+}
+
+/// The trace's reader, on the calling thread.
+pub fn open_reader(path: &Path, opts: &TraceOptions) -> Result<Box<dyn AccessSource + Send>> {
     Ok(match detect(path)? {
         Format::Lackey => Box::new(LackeyReader::open(path)?),
         Format::Native => Box::new(NativeReader::open(path)?),
@@ -457,4 +464,24 @@ pub fn info_with(path: &Path, opts: &TraceOptions) -> Result<TraceInfo> {
     t.regions_2m = regions.len() as u64;
     t.footprint_bytes = t.pages_4k * 4096;
     Ok(t)
+}
+
+/// Read the first `limit` records (all when `None`) of a trace into memory,
+/// as the columns of a [`crate::stream::memory::MemoryStream`]: for
+/// analysing a trace outside the simulator, or simulating it without decoding
+/// the file again. Memory grows with the records read (18 bytes each).
+pub fn read_columns(path: &Path, opts: &TraceOptions, limit: Option<u64>) -> Result<crate::stream::memory::Columns> {
+    let mut src = open_with(path, opts)?;
+    let mut c = crate::stream::memory::Columns::default();
+    let limit = limit.unwrap_or(u64::MAX);
+    let mut batch = AccessBatch::with_capacity(crate::access::BATCH_LEN);
+    while (c.vaddr.len() as u64) < limit && src.next_batch(&mut batch)? {
+        let n = batch.len().min((limit - c.vaddr.len() as u64) as usize);
+        c.vaddr.extend_from_slice(&batch.vaddr[..n]);
+        c.ins_gap.extend_from_slice(&batch.ins_gap[..n]);
+        c.asid.extend_from_slice(&batch.asid[..n]);
+        c.kind.extend(batch.kind[..n].iter().map(|&k| k as u8));
+        c.size.extend_from_slice(&batch.size[..n]);
+    }
+    Ok(c)
 }
