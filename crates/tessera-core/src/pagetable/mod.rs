@@ -38,7 +38,7 @@ pub mod x86_radix;
 use crate::addr::{Asid, PageSize, Pfn};
 use crate::error::{Error, Result};
 use crate::physmem::PhysMem;
-use crate::registry::AnyFormat;
+use crate::registry::{AnyFormat, FormatVisitor};
 use crate::stats::StatVisitor;
 use format::{FormatExt, PageTableFormat, Step};
 
@@ -173,88 +173,18 @@ impl PageTable {
 
     /// Map the `size`-aligned page containing `va` to the block starting at `pfn`, creating
     /// intermediate nodes as needed. Sets present, writable, user; leaves A/D clear.
+    /// Runs on the concrete format (one dispatch per mapping, not per level).
     pub fn map(&mut self, mem: &mut PhysMem, asid: Asid, va: u64, size: PageSize, pfn: Pfn) -> Result<()> {
-        let Some(target) = self.format.leaf_level(size) else {
-            return Err(Error::config(
-                "physmem.page_size",
-                format!("the {} page-table format cannot map {} pages", self.format.name(), size.name()),
-            ));
-        };
-        // Follow the host links from node to node, as the walker does: no
-        // frame-to-storage lookups on the first-touch path.
-        let (_, mut slot) = self.root_linked(mem, asid)?;
-        for level in (target + 1..=self.levels).rev() {
-            let w = self.format.word(va, level);
-            let raw = mem.read_entry(slot, w);
-            slot = match self.format.decode(raw, level, va, asid, &|_| 0) {
-                Step::Next { .. } => mem.entry_link(slot, w),
-                Step::NotPresent => {
-                    let (_, child_slot) = self.new_node(mem, level - 1)?;
-                    let child = mem.table_frame_of(child_slot);
-                    mem.write_table_entry(slot, w, self.format.encode_table(child, level), child_slot);
-                    child_slot
-                }
-                Step::Leaf { .. } | Step::LargeViaNext { .. } => {
-                    debug_assert!(false, "mapping {va:#x} inside an existing larger page");
-                    return Ok(());
-                }
-            };
-        }
-        let w = self.format.word(va, target);
-        if self.format.groups_pages() {
-            // A table of contents: this page's part of the entry changes, its group's stays.
-            self.write_page(mem, slot, w, va, asid, Some(pfn))?;
-            self.mappings[size.index()] += 1;
-            return Ok(());
-        }
-        debug_assert!(
-            self.format.decode(mem.read_entry(slot, w), target, va, asid, &|_| 0) == Step::NotPresent,
-            "mapping {va:#x} over an existing entry"
-        );
-        if target > 1 && self.format.large_keeps_node() {
-            // The large entry points at a node whose 4 KiB leaves map the pieces.
-            let (node, node_slot) = self.new_node(mem, target - 1)?;
-            let pieces = self.format.level_frames(target);
-            let step = self.format.level_frames(1);
-            for i in 0..pieces / step {
-                let piece = self.format.encode_leaf(PageSize::Size4K, Pfn(pfn.0 + i * step));
-                mem.write_table_entry(node_slot, i * self.format.entry_words() as u64, piece, 0);
-            }
-            mem.write_table_entry(slot, w, self.format.encode_leaf(size, node), node_slot);
-        } else {
-            mem.write_table_entry(slot, w, self.format.encode_leaf(size, pfn), 0);
-        }
-        self.mappings[size.index()] += 1;
-        Ok(())
+        let (_, root_slot) = self.root_linked(mem, asid)?;
+        let PageTable { format, nodes, mappings, levels, .. } = self;
+        let name = format.name();
+        format.visit(Map { mem, nodes, mappings, levels: *levels, root_slot, asid, va, size, pfn, name })
     }
 
     /// Map or unmap one page in the level-1 entry at word `w` of the node in
     /// `slot`, for a format whose level-1 entries group pages.
     fn write_page(&self, mem: &mut PhysMem, slot: u32, w: u64, va: u64, asid: Asid, pfn: Option<Pfn>) -> Result<()> {
-        let n = self.format.level_entry_words(1) as usize;
-        let mut words = [0u64; format::MAX_ENTRY_WORDS as usize];
-        for (k, word) in words[..n].iter_mut().enumerate() {
-            *word = mem.read_entry(slot, w + k as u64);
-        }
-        debug_assert!(
-            pfn.is_none() || self.format.decode(words[0], 1, va, asid, &|k| words[k as usize]) == Step::NotPresent,
-            "mapping {va:#x} over an existing page"
-        );
-        let old = words;
-        self.format.set_page(&mut words[..n], va, asid, pfn)?;
-        for k in 0..n {
-            if words[k] != old[k] {
-                mem.write_table_entry(slot, w + k as u64, words[k], 0);
-            }
-        }
-        Ok(())
-    }
-
-    /// A new empty node at `level`, counted; its frame and host slot.
-    fn new_node(&mut self, mem: &mut PhysMem, level: u32) -> Result<(Pfn, u32)> {
-        let child = mem.alloc_table_frame()?;
-        self.nodes[level as usize] += 1;
-        Ok((child, mem.table_slot(child.0)))
+        write_page(&self.format, mem, slot, w, va, asid, pfn)
     }
 
     /// Remove the mapping of the page containing `va`: its leaf entry is
@@ -394,6 +324,110 @@ enum Walk {
     Leaf(LeafRef),
     /// The entry at `level` is not present.
     Hole { level: u32 },
+}
+
+/// One mapping ([`PageTable::map`]), run on the concrete format.
+struct Map<'a> {
+    mem: &'a mut PhysMem,
+    nodes: &'a mut [u64; LEVEL_SLOTS],
+    mappings: &'a mut [u64; PageSize::COUNT],
+    levels: u32,
+    root_slot: u32,
+    asid: Asid,
+    va: u64,
+    size: PageSize,
+    pfn: Pfn,
+    /// The format's registry name, for the error of a size it cannot map.
+    name: &'static str,
+}
+
+impl FormatVisitor for Map<'_> {
+    type Out = Result<()>;
+
+    fn visit<F: PageTableFormat>(self, format: &F) -> Result<()> {
+        let Map { mem, nodes, mappings, levels, root_slot, asid, va, size, pfn, name } = self;
+        let Some(target) = format.leaf_level(size) else {
+            return Err(Error::config(
+                "physmem.page_size",
+                format!("the {name} page-table format cannot map {} pages", size.name()),
+            ));
+        };
+        // Follow the host links from node to node, as the walker does: no
+        // frame-to-storage lookups on the first-touch path.
+        let mut slot = root_slot;
+        for level in (target + 1..=levels).rev() {
+            let w = format.word(va, level);
+            let raw = mem.read_entry(slot, w);
+            slot = match format.decode(raw, level, va, asid, &|_| 0) {
+                Step::Next { .. } => mem.entry_link(slot, w),
+                Step::NotPresent => {
+                    let (_, child_slot) = new_node(mem, nodes, level - 1)?;
+                    let child = mem.table_frame_of(child_slot);
+                    mem.write_table_entry(slot, w, format.encode_table(child, level), child_slot);
+                    child_slot
+                }
+                Step::Leaf { .. } | Step::LargeViaNext { .. } => {
+                    debug_assert!(false, "mapping {va:#x} inside an existing larger page");
+                    return Ok(());
+                }
+            };
+        }
+        let w = format.word(va, target);
+        if format.groups_pages() {
+            // A table of contents: this page's part of the entry changes, its group's stays.
+            write_page(format, mem, slot, w, va, asid, Some(pfn))?;
+            mappings[size.index()] += 1;
+            return Ok(());
+        }
+        debug_assert!(
+            format.decode(mem.read_entry(slot, w), target, va, asid, &|_| 0) == Step::NotPresent,
+            "mapping {va:#x} over an existing entry"
+        );
+        if target > 1 && format.large_keeps_node() {
+            // The large entry points at a node whose 4 KiB leaves map the pieces.
+            let (node, node_slot) = new_node(mem, nodes, target - 1)?;
+            let pieces = format.level_frames(target);
+            let step = format.level_frames(1);
+            for i in 0..pieces / step {
+                let piece = format.encode_leaf(PageSize::Size4K, Pfn(pfn.0 + i * step));
+                mem.write_table_entry(node_slot, i * format.entry_words() as u64, piece, 0);
+            }
+            mem.write_table_entry(slot, w, format.encode_leaf(size, node), node_slot);
+        } else {
+            mem.write_table_entry(slot, w, format.encode_leaf(size, pfn), 0);
+        }
+        mappings[size.index()] += 1;
+        Ok(())
+    }
+}
+
+/// A new empty node at `level`, counted in `nodes`; its frame and host slot.
+fn new_node(mem: &mut PhysMem, nodes: &mut [u64; LEVEL_SLOTS], level: u32) -> Result<(Pfn, u32)> {
+    let child = mem.alloc_table_frame()?;
+    nodes[level as usize] += 1;
+    Ok((child, mem.table_slot(child.0)))
+}
+
+/// Map or unmap one page in the level-1 entry at word `w` of the node in
+/// `slot`, for a format whose level-1 entries group pages.
+fn write_page<F: PageTableFormat>(format: &F, mem: &mut PhysMem, slot: u32, w: u64, va: u64, asid: Asid, pfn: Option<Pfn>) -> Result<()> {
+    let n = format.level_entry_words(1) as usize;
+    let mut words = [0u64; format::MAX_ENTRY_WORDS as usize];
+    for (k, word) in words[..n].iter_mut().enumerate() {
+        *word = mem.read_entry(slot, w + k as u64);
+    }
+    debug_assert!(
+        pfn.is_none() || format.decode(words[0], 1, va, asid, &|k| words[k as usize]) == Step::NotPresent,
+        "mapping {va:#x} over an existing page"
+    );
+    let old = words;
+    format.set_page(&mut words[..n], va, asid, pfn)?;
+    for k in 0..n {
+        if words[k] != old[k] {
+            mem.write_table_entry(slot, w + k as u64, words[k], 0);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

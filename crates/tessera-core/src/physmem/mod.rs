@@ -677,21 +677,48 @@ mod tests {
     }
 }
 
-/// Frame → data page, dense: one slot per frame, in chunks made on first
+/// Frame → data page, dense: one word per frame, in chunks made on first
 /// use. A hash map cost a quarter of every first-touch fault; a flat array
 /// over all of memory would reserve host memory in proportion to simulated
 /// memory (16 GiB of it for 4 TiB) whether or not it is ever touched.
+///
+/// A page is packed into its frame's word ([`pack`]): a first touch writes
+/// 8 bytes into memory the host hands out zeroed, rather than 16 bytes
+/// into a chunk copied in. Pages whose number needs more than 45 bits (no
+/// 57-bit address space has them) go to a small map beside it.
 #[derive(Clone, Debug)]
 struct ReverseMap {
-    chunks: Vec<Option<Box<[Option<PageRequest>; REVERSE_CHUNK]>>>,
+    chunks: Vec<Option<Box<[u64]>>>,
+    wide: FxHashMap<u64, PageRequest>,
     len: u64,
 }
 
 const REVERSE_CHUNK: usize = 512;
+/// A frame's word: 0 for none, else `OWNED | asid << 47 | size << 45 | vpn`.
+const OWNED: u64 = 1 << 63;
+/// The word of a frame whose page is in `wide`. No packed page has it: a
+/// 1 GiB page's number (size index 3) is a multiple of 2^18, not all ones.
+const WIDE: u64 = u64::MAX;
+const VPN_BITS: u32 = 45;
+
+/// `req` in one word, or None if its page number does not fit.
+#[inline]
+fn pack(req: &PageRequest) -> Option<u64> {
+    (req.vpn >> VPN_BITS == 0).then(|| OWNED | (req.asid as u64) << 47 | (req.size.index() as u64) << VPN_BITS | req.vpn)
+}
+
+#[inline]
+fn unpack(w: u64) -> PageRequest {
+    PageRequest {
+        asid: ((w >> 47) & 0xffff) as crate::addr::Asid,
+        vpn: w & ((1 << VPN_BITS) - 1),
+        size: crate::addr::PageSize::ALL[((w >> VPN_BITS) & 3) as usize],
+    }
+}
 
 impl ReverseMap {
     fn new(capacity_frames: u64) -> ReverseMap {
-        ReverseMap { chunks: vec![None; capacity_frames.div_ceil(REVERSE_CHUNK as u64) as usize], len: 0 }
+        ReverseMap { chunks: vec![None; capacity_frames.div_ceil(REVERSE_CHUNK as u64) as usize], wide: FxHashMap::default(), len: 0 }
     }
 
     fn split(pfn: u64) -> (usize, usize) {
@@ -700,26 +727,76 @@ impl ReverseMap {
 
     fn insert(&mut self, pfn: u64, req: PageRequest) {
         let (c, i) = Self::split(pfn);
-        let chunk = self.chunks[c].get_or_insert_with(|| Box::new([None; REVERSE_CHUNK]));
-        debug_assert!(chunk[i].is_none(), "frame {pfn:#x} handed out twice");
-        if chunk[i].replace(req).is_none() {
+        let chunk = self.chunks[c].get_or_insert_with(|| vec![0u64; REVERSE_CHUNK].into_boxed_slice());
+        debug_assert!(chunk[i] == 0, "frame {pfn:#x} handed out twice");
+        if chunk[i] == 0 {
             self.len += 1;
         }
+        chunk[i] = match pack(&req) {
+            Some(w) => w,
+            None => {
+                self.wide.insert(pfn, req);
+                WIDE
+            }
+        };
     }
 
     fn get(&self, pfn: u64) -> Option<PageRequest> {
         let (c, i) = Self::split(pfn);
-        self.chunks.get(c)?.as_ref()?[i]
+        let w = self.chunks.get(c)?.as_ref()?[i];
+        match w {
+            0 => None,
+            WIDE => self.wide.get(&pfn).copied(),
+            w => Some(unpack(w)),
+        }
     }
 
     fn remove(&mut self, pfn: u64) -> Option<PageRequest> {
+        let req = self.get(pfn)?;
         let (c, i) = Self::split(pfn);
-        let req = self.chunks.get_mut(c)?.as_mut()?[i].take()?;
+        if let Some(chunk) = self.chunks[c].as_mut() {
+            if chunk[i] == WIDE {
+                self.wide.remove(&pfn);
+            }
+            chunk[i] = 0;
+        }
         self.len -= 1;
         Some(req)
     }
 
     fn len(&self) -> u64 {
         self.len
+    }
+}
+
+#[cfg(test)]
+mod reverse_map_tests {
+    use super::*;
+    use crate::addr::PageSize;
+
+    #[test]
+    fn pages_come_back_as_they_went_in_packed_or_wide() {
+        let mut m = ReverseMap::new(1 << 20);
+        let pages = [
+            (5u64, PageRequest { asid: 0, vpn: 7, size: PageSize::Size4K }),
+            (512, PageRequest { asid: u16::MAX, vpn: (1 << 45) - 1, size: PageSize::Size4K }),
+            (1024, PageRequest { asid: 3, vpn: 1 << 18, size: PageSize::Size1G }),
+            (2048, PageRequest { asid: 9, vpn: 0x20, size: PageSize::Size64K }),
+            // A page number beyond 45 bits goes to the side map.
+            (4096, PageRequest { asid: 1, vpn: 1 << 50, size: PageSize::Size2M }),
+        ];
+        for (pfn, req) in pages {
+            m.insert(pfn, req);
+        }
+        assert_eq!(m.len(), 5);
+        for (pfn, req) in pages {
+            assert_eq!(m.get(pfn), Some(req));
+        }
+        assert_eq!(m.get(6), None);
+        assert_eq!(m.get(1 << 19), None, "a chunk never made");
+        assert_eq!(m.remove(4096), Some(pages[4].1));
+        assert_eq!(m.remove(5), Some(pages[0].1));
+        assert_eq!((m.get(4096), m.get(5), m.len(), m.wide.len()), (None, None, 3, 0));
+        assert_eq!(m.remove(5), None);
     }
 }

@@ -403,6 +403,9 @@ impl Coalescing {
 }
 
 impl TlbOrganisation for Coalescing {
+    // Out of line, here and in `fill`, as in the mosaic organisation: an
+    // inlined coalescing arm makes every other organisation's calls dearer.
+    #[inline(never)]
     fn lookup(&mut self, va: u64, asid: Asid) -> Probe {
         if self.table.is_empty() {
             return Probe::Miss;
@@ -437,6 +440,7 @@ impl TlbOrganisation for Coalescing {
         Probe::Miss
     }
 
+    #[inline(never)]
     fn fill(&mut self, f: &Fill, nb: &Neighbours, _absent: bool) -> bool {
         if f.size == PageSize::Size4K {
             return self.fill_4k(f, nb);

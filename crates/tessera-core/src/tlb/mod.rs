@@ -250,6 +250,21 @@ impl Tlb {
         }
     }
 
+    /// [`Self::fill`] of a translation that just missed here; `entry` is its
+    /// single-page tag and payload, which a `set_assoc` structure installs
+    /// as they are (the other organisations build their entries from `f`).
+    #[inline(always)]
+    fn fill_absent(&mut self, f: &Fill, entry: Entry, nb: &Neighbours) {
+        self.stats.fills += 1;
+        let evicted = match &mut self.org {
+            AnyTlbOrganisation::SetAssoc(s) => s.insert_entry(entry, true).is_some(),
+            org => org.fill(f, nb, true),
+        };
+        if evicted {
+            self.stats.evictions += 1;
+        }
+    }
+
     /// Install a single-page entry (victim policy); returns the evicted one.
     #[inline(always)]
     fn insert_entry(&mut self, e: Entry, absent: bool) -> Option<Entry> {
@@ -418,22 +433,8 @@ pub struct Mmu {
     repeats: [u64; 2],
     /// Per structure: how many of those repeats hit it.
     repeat_hits: Vec<u64>,
-    /// `[data, instr]`: the side's level-1 structures when every one is a
-    /// plain `set_assoc` structure ([`set_assoc::SetAssoc::plain`]) serving
-    /// that side only: a lookup probes them directly, without the
-    /// organisation family's dispatch ([`Mmu::lookup_plain`]).
-    plain_l1: [Option<PlainLevel>; 2],
 }
 
-/// The level-1 structures of a side whose lookups take the plain path.
-#[derive(Copy, Clone, Debug)]
-struct PlainLevel {
-    tlbs: [u16; MAX_PER_LEVEL],
-    n: usize,
-    latency: u32,
-    /// Index in the side's probe order of the first level-2 structure.
-    next_probe: usize,
-}
 
 impl Mmu {
     pub fn build(spec: &MmuSpec, seed: u64) -> Result<Mmu> {
@@ -479,17 +480,6 @@ impl Mmu {
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
-        let plain = |side: &SideLevels, instr: bool| -> Option<PlainLevel> {
-            let l1 = side.levels.first()?;
-            let ok = memo_ok[instr as usize]
-                && l1.tlbs().iter().all(|&i| {
-                    let t = &tlbs[i as usize];
-                    t.side != Side::Unified
-                        && matches!(&t.org, AnyTlbOrganisation::SetAssoc(s) if s.plain() && s.keeps_recent())
-                });
-            ok.then_some(PlainLevel { tlbs: l1.tlbs, n: l1.n, latency: l1.latency, next_probe: l1.n })
-        };
-        let plain_l1 = [plain(&data, false), plain(&instr, true)];
         let n_tlbs = tlbs.len();
         Ok(Mmu {
             tlbs,
@@ -505,16 +495,7 @@ impl Mmu {
             scratch: Box::new(Neighbours::EMPTY),
             repeats: [0; 2],
             repeat_hits: vec![0; n_tlbs],
-            plain_l1,
         })
-    }
-
-    /// The same hierarchy with every lookup on the general path (for tests
-    /// of the plain level-1 path against it).
-    #[cfg(test)]
-    pub(crate) fn without_plain_path(mut self) -> Mmu {
-        self.plain_l1 = [None, None];
-        self
     }
 
     /// The largest aligned run of 4 KiB leaf translations, in pages, that any
@@ -551,38 +532,7 @@ impl Mmu {
             m.pending += 1;
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
-        if let Some(level) = self.plain_l1[instr as usize] {
-            if let Some(hit) = self.recent_hit(va, asid, instr, level) {
-                return hit;
-            }
-        }
         self.lookup_unmemoised(va, asid, instr)
-    }
-
-    /// A lookup that would hit the entry hit or filled last in its set of a
-    /// plain level-1 structure, while no other structure of the level can
-    /// hit: it changes nothing but counters, exactly as a memo repeat, so it
-    /// becomes the side's memo with this lookup as its first repeat. None
-    /// (and nothing changed) otherwise.
-    #[inline(always)]
-    fn recent_hit(&mut self, va: u64, asid: Asid, instr: bool, level: PlainLevel) -> Option<Lookup> {
-        let mut found = None;
-        for &t in &level.tlbs[..level.n] {
-            let AnyTlbOrganisation::SetAssoc(s) = &self.tlbs[t as usize].org else { return None };
-            match s.recent_hit(va, asid) {
-                Some(h) if found.is_none() => found = Some((t as usize, h)),
-                // A second hit in the level: the general path counts both.
-                Some(_) => return None,
-                None if s.may_hold(va, asid) => return None,
-                None => {}
-            }
-        }
-        let (hit, (pfn_base, size, dirty)) = found?;
-        self.settle(instr);
-        let latency = level.latency;
-        self.memo[instr as usize] =
-            Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 1, size, pfn_base, dirty, hit };
-        Some(Lookup::Hit { pfn_base, size, dirty, level: 0, latency })
     }
 
     /// The live memo of one side, if any: what a repeat must match, so a
@@ -611,10 +561,7 @@ impl Mmu {
         if self.shared_l1 {
             self.settle(!instr);
         }
-        match self.plain_l1[instr as usize] {
-            Some(level) => self.lookup_plain(va, asid, instr, level),
-            None => self.lookup_slow(va, asid, instr, 0, 0),
-        }
+        self.lookup_slow(va, asid, instr)
     }
 
     /// Drop one side's memo; its pending repeats join the side's tallies
@@ -623,55 +570,24 @@ impl Mmu {
     #[inline(always)]
     fn settle(&mut self, instr: bool) {
         let m = &mut self.memo[instr as usize];
+        if m.pending == 0 {
+            m.valid = false;
+            return;
+        }
         self.repeats[instr as usize] += m.pending;
         self.repeat_hits[m.hit] += m.pending;
         m.pending = 0;
         m.valid = false;
     }
 
-    /// A lookup on a side whose level-1 structures are all plain
-    /// `set_assoc` ones: the same probes, counts and memo as
-    /// [`Self::lookup_slow`] gives, with level 1 probed directly. A miss of
-    /// level 1 continues on the general path at level 2.
-    #[inline(always)]
-    fn lookup_plain(&mut self, va: u64, asid: Asid, instr: bool, level: PlainLevel) -> Lookup {
-        // Every structure of the level is probed; a later hit wins, as in `lookup_slow`.
-        let mut found = None;
-        for &t in &level.tlbs[..level.n] {
-            let tlb = &mut self.tlbs[t as usize];
-            tlb.stats.lookups += 1;
-            let probe = match &mut tlb.org {
-                AnyTlbOrganisation::SetAssoc(s) => s.lookup_plain(va, asid),
-                other => other.lookup(va, asid),
-            };
-            if let Probe::Hit { pfn, size, dirty } = probe {
-                tlb.stats.hits += 1;
-                found = Some((t as usize, pfn, size, dirty));
-            } else {
-                tlb.stats.misses += 1;
-            }
-        }
-        let Some((hit, pfn_base, size, dirty)) = found else {
-            return self.lookup_slow(va, asid, instr, level.next_probe, level.latency);
-        };
-        let latency = level.latency;
-        self.memo[instr as usize] =
-            Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 0, size, pfn_base, dirty, hit };
-        Lookup::Hit { pfn_base, size, dirty, level: 0, latency }
-    }
-
-    /// The general lookup, from step `first` of the side's probe order (0:
-    /// the whole lookup; later: the levels above were probed and missed,
-    /// costing `latency`).
-    #[inline(never)]
-    fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool, first: usize, latency: u32) -> Lookup {
-        let mut latency = latency;
+    fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        let mut latency = 0;
         let mut found = None;
         // Some structure that missed holds the page's group and takes the
         // page without a walk (only asked for when no level hits).
         let mut takes_subpage = false;
         let side = if instr { &self.instr } else { &self.data };
-        for step in &side.probes[first..] {
+        for step in &side.probes {
             latency += step.latency;
             let t = step.tlb as usize;
             match self.tlbs[t].lookup(va, asid) {
@@ -752,10 +668,12 @@ impl Mmu {
         let f = Fill { va, asid, size, pfn: pfn_base, dirty };
         match self.fill {
             FillPolicy::AllLevels => {
-                // The walk followed a miss at every level.
+                // The walk followed a miss at every level. A single-page
+                // entry's tag and payload are the same in every structure.
+                let entry = (tag(va >> size.shift(), size, asid), payload(pfn_base, dirty));
                 let Mmu { tlbs, fill_plan, .. } = self;
                 for &i in &fill_plan[instr as usize][size.index()] {
-                    tlbs[i as usize].fill(&f, nb, true);
+                    tlbs[i as usize].fill_absent(&f, entry, nb);
                 }
             }
             FillPolicy::Victim => {

@@ -79,17 +79,7 @@ pub struct SetAssoc {
     set_mask: u64,
     /// log2 of `vanilla_index_quirk` (0: sets indexed by VPN).
     index_shift: u32,
-    /// Per set, the `(tag, payload)` of the entry hit or filled last
-    /// (`INVALID` tag: none known), kept for [`Self::plain`] structures whose
-    /// replacement policy ignores repeated hits (else empty). A hit on it
-    /// changes no replacement state, so the hierarchy may count it as it
-    /// counts a memo repeat ([`Self::recent_hit`]): a filter in front of
-    /// the table for runs that cycle over a few pages.
-    recent: Vec<(u64, u64)>,
 }
-
-/// An empty [`SetAssoc::recent`] slot.
-const NO_RECENT: (u64, u64) = (crate::table::set_assoc::INVALID, 0);
 
 impl Mechanism for SetAssoc {
     const NAME: &'static str = "set_assoc";
@@ -105,15 +95,12 @@ impl Mechanism for SetAssoc {
         for (i, s) in ctx.page_sizes.iter().enumerate() {
             sizes[i] = *s;
         }
-        let plain = ctx.page_sizes.len() == 1 && cfg.vanilla_index_quirk.is_none();
-        let recent = if plain && table.repeat_hits_free() { vec![NO_RECENT; ctx.sets as usize] } else { Vec::new() };
         Ok(SetAssoc {
             sizes,
             n_sizes: ctx.page_sizes.len(),
             table,
             set_mask: (ctx.sets - 1) as u64,
             index_shift: cfg.vanilla_index_quirk.map_or(0, u32::trailing_zeros),
-            recent,
         })
     }
 }
@@ -132,10 +119,8 @@ impl SetAssoc {
     fn lookup_in<const QUIRK: bool>(&mut self, va: u64, asid: Asid) -> Probe {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            let (set, t) = (self.set_of::<QUIRK>(vpn), tag(vpn, size, asid));
-            if let Some(slot) = self.table.lookup(set, t) {
+            if let Some(slot) = self.table.lookup(self.set_of::<QUIRK>(vpn), tag(vpn, size, asid)) {
                 let data = self.table.data(slot);
-                self.note_recent(set, t, data);
                 return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
             }
         }
@@ -145,83 +130,10 @@ impl SetAssoc {
     #[inline(always)]
     fn insert_in<const QUIRK: bool>(&mut self, (t, data): Entry, absent: bool) -> Option<Entry> {
         let set = self.set_of::<QUIRK>(tag_vpn(t));
-        self.note_recent(set, t, data);
         if absent {
             self.table.insert_after_miss(set, t, data)
         } else {
             self.table.insert(set, t, data)
-        }
-    }
-
-    /// `(t, data)` in `set` was just hit or filled.
-    #[inline(always)]
-    fn note_recent(&mut self, set: u32, t: u64, data: u64) {
-        if let Some(r) = self.recent.get_mut(set as usize) {
-            *r = (t, data);
-        }
-    }
-
-    /// The entry with tag `t` in `set` is gone or changed: forget it as recent.
-    #[inline]
-    fn forget_recent(&mut self, set: u32, t: u64) {
-        if let Some(r) = self.recent.get_mut(set as usize) {
-            if r.0 == t {
-                *r = NO_RECENT;
-            }
-        }
-    }
-
-    /// Whether the structure keeps its recent entries ([`Self::recent_hit`]).
-    pub fn keeps_recent(&self) -> bool {
-        !self.recent.is_empty()
-    }
-
-    /// If `va`'s page is the entry hit or filled last in its set, its
-    /// `(pfn, size, dirty)`: a lookup would hit it and change nothing but
-    /// counters. No side effects. Only for [`Self::keeps_recent`] structures.
-    #[inline(always)]
-    pub fn recent_hit(&self, va: u64, asid: Asid) -> Option<(u64, PageSize, bool)> {
-        let size = self.sizes[0];
-        let vpn = va >> size.shift();
-        let (t, data) = *self.recent.get((vpn & self.set_mask) as usize)?;
-        (t == tag(vpn, size, asid)).then_some((data >> 1, size, data & 1 == 1))
-    }
-
-    /// Whether the structure might hold `va`'s page (a probe without side
-    /// effects, for a [`Self::plain`] structure).
-    #[inline]
-    pub fn may_hold(&self, va: u64, asid: Asid) -> bool {
-        if self.table.is_empty() {
-            return false;
-        }
-        let size = self.sizes[0];
-        let vpn = va >> size.shift();
-        self.table.probe((vpn & self.set_mask) as u32, tag(vpn, size, asid)).is_some()
-    }
-
-    /// One page size and no index quirk: the hierarchy may probe it with
-    /// [`Self::lookup_plain`].
-    pub fn plain(&self) -> bool {
-        self.n_sizes == 1 && self.index_shift == 0
-    }
-
-    /// [`TlbOrganisation::lookup`] of a [`Self::plain`] structure.
-    #[inline(always)]
-    pub fn lookup_plain(&mut self, va: u64, asid: Asid) -> Probe {
-        debug_assert!(self.plain(), "lookup_plain on a structure that is not plain");
-        if self.table.is_empty() {
-            return Probe::Miss;
-        }
-        let size = self.sizes[0];
-        let vpn = va >> size.shift();
-        let (set, t) = ((vpn & self.set_mask) as u32, tag(vpn, size, asid));
-        match self.table.lookup(set, t) {
-            Some(slot) => {
-                let data = self.table.data(slot);
-                self.note_recent(set, t, data);
-                Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 }
-            }
-            None => Probe::Miss,
         }
     }
 
@@ -269,7 +181,6 @@ impl TlbOrganisation for SetAssoc {
 
     fn remove_entry(&mut self, t: u64) -> bool {
         let set = self.set_of::<true>(tag_vpn(t));
-        self.forget_recent(set, t);
         self.table.invalidate(set, t)
     }
 
@@ -292,12 +203,8 @@ impl TlbOrganisation for SetAssoc {
     fn mark_dirty(&mut self, va: u64, asid: Asid) {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            let (set, t) = (self.set_of::<true>(vpn), tag(vpn, size, asid));
-            if let Some(slot) = self.table.probe(set, t) {
+            if let Some(slot) = self.table.probe(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 *self.table.data_mut(slot) |= 1;
-                if let Some(r) = self.recent.get_mut(set as usize).filter(|r| r.0 == t) {
-                    r.1 |= 1;
-                }
             }
         }
     }
@@ -307,9 +214,7 @@ impl TlbOrganisation for SetAssoc {
         for k in 0..self.n_sizes {
             let size = self.sizes[k];
             let vpn = va >> size.shift();
-            let (set, t) = (self.set_of::<true>(vpn), tag(vpn, size, asid));
-            self.forget_recent(set, t);
-            if self.table.invalidate(set, t) {
+            if self.table.invalidate(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
                 n += 1;
             }
         }
@@ -317,7 +222,6 @@ impl TlbOrganisation for SetAssoc {
     }
 
     fn flush_asid(&mut self, asid: Asid) -> u64 {
-        self.recent.fill(NO_RECENT);
         self.table.invalidate_where(|tg, _| tag_asid(tg) == asid)
     }
 
