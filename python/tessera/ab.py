@@ -135,7 +135,10 @@ def revision_build(
     root: Optional[Path] = None,
 ) -> Build:
     """Build revision ``rev`` of ``repo`` in its own directory and environment (reused once made)."""
-    commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") if rev else ""
+    try:
+        commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") if rev else ""
+    except AbError:
+        commit = ""
     if not commit:
         raise AbError(f"unknown revision {rev!r} in {repo}")
     home = (root or cache_dir() / "ab") / commit
@@ -222,6 +225,9 @@ class Worker:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
 
 
 def _counter_diff(a: dict[str, int], b: dict[str, int]) -> list[str]:
