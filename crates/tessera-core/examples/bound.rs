@@ -8,6 +8,7 @@
 //! interleaved (Machine, Bound, Machine, Bound) because the host's speed
 //! drifts; docs/performance.md explains what the bound means for the targets.
 //! A fourth argument `bound` runs the bound model alone (for profiling it).
+//! `bound TRACE [bound]` does the same on a real-program trace, from memory.
 
 #[path = "bound/model.rs"]
 mod model;
@@ -23,8 +24,68 @@ fn stream(pattern: Pattern, accesses: u64, footprint: u64) -> Synthetic {
     Synthetic::new(SyntheticSpec::new(pattern, accesses, footprint, 1)).expect("stream")
 }
 
+/// `bound TRACE [bound]`: the trace's records are read into memory first,
+/// then Machine and the bound model are timed on them from memory (or the
+/// bound model alone). The bound model takes one address space, loads and
+/// stores that do not cross a page: such traces only (the real-program
+/// traces of `scripts/record-bench-traces.sh` are).
+fn trace_main(path: &str, bound_only: bool) {
+    let mut src = tessera_core::trace::open(std::path::Path::new(path)).expect("trace");
+    let mut batches = Vec::new();
+    loop {
+        let mut b = AccessBatch::with_capacity(BATCH_LEN);
+        if !src.next_batch(&mut b).expect("batch") {
+            break;
+        }
+        for i in 0..b.len() {
+            let last = b.vaddr[i] + b.size[i].max(1) as u64 - 1;
+            assert!(
+                b.asid[i] == 0 && b.kind[i] != tessera_core::AccessKind::IFetch && b.vaddr[i] >> 12 == last >> 12,
+                "the bound model takes loads and stores of address space 0 that do not cross a page"
+            );
+        }
+        batches.push(b);
+    }
+    let records: u64 = batches.iter().map(|b| b.len() as u64).sum();
+    let time_bound = || {
+        let mut b = model::Bound::new(1 << 30);
+        let t = Instant::now();
+        for batch in &batches {
+            b.feed(batch);
+        }
+        (t.elapsed().as_secs_f64(), b)
+    };
+    if bound_only {
+        let (s, _) = time_bound();
+        println!("bound model alone: {:.1} M/s ({records} accesses in {s:.3} s)", records as f64 / s / 1e6);
+        return;
+    }
+    let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).expect("preset");
+    for round in 0..2 {
+        let mut m = Machine::build(&spec, 0).expect("machine");
+        let t = Instant::now();
+        for batch in &batches {
+            m.feed(batch).expect("feed");
+        }
+        let machine_s = t.elapsed().as_secs_f64();
+        let (bound_s, b) = time_bound();
+        let stats = m.stats();
+        for (name, v) in b.counters() {
+            assert_eq!(stats.get(name), v, "counter {name}: Machine vs bound model");
+        }
+        println!(
+            "round {round}: {path} ({records} accesses, from memory): Machine {:.1} M/s, bound model {:.1} M/s (counters equal)",
+            records as f64 / machine_s / 1e6,
+            records as f64 / bound_s / 1e6
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(path) = args.get(1).filter(|a| std::path::Path::new(a.as_str()).is_file()) {
+        return trace_main(path, args.get(2).map(String::as_str) == Some("bound"));
+    }
     let pattern = Pattern::parse(args.get(1).map(String::as_str).unwrap_or("uniform")).expect("pattern");
     let accesses: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
     let footprint: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(8 << 30);
