@@ -242,11 +242,11 @@ def cmd_bench_against(args: Any, out: Any, err: Any) -> int:
         title=f"best of {args.rounds} interleaved rounds; synthetic streams {accesses:,} accesses over {ab.FOOTPRINT}",
         header_style="bold",
     )
-    for c in ("stream", "this M/s", "other M/s", "ratio", "per round", "walks", "counters", "RSS this", "RSS other"):
+    for c in ("stream", "this M/s", "other M/s", "ratio", "median", "per round", "walks", "counters", "RSS this", "RSS other"):
         t.add_column(c, justify="left" if c in ("stream", "counters") else "right")
     for r in doc["streams"]:
         if "error" in r:
-            t.add_row(r["stream"], "", "", "", "", "", f"error: {r['error']}", "", "")
+            t.add_row(r["stream"], "", "", "", "", "", "", f"error: {r['error']}", "", "")
             continue
         diffs = r["counter_differences"]
         check = f"{r['counters_compared']} equal" if not diffs else f"{len(diffs)} DIFFER: {diffs[0]}"
@@ -256,13 +256,18 @@ def cmd_bench_against(args: Any, out: Any, err: Any) -> int:
             f"{r['best_rate'][0] / 1e6:.2f}",
             f"{r['best_rate'][1] / 1e6:.2f}",
             f"{r['ratio']:.3f}",
+            f"{r['median_rate'][0] / r['median_rate'][1]:.3f}",
             f"{lo:.2f}-{hi:.2f}",
             f"{r['walks']:,}" if r.get("walks") is not None else "",
             check,
             *(api.format_size(x) if x else "n/a" for x in r["peak_rss_max"]),
         )
     out.print(t)
-    out.print("ratio: this build's best rate / the other's (above 1: this build is faster)", markup=False)
+    out.print(
+        "ratio: this build's best rate / the other's (above 1: this build is faster); median: of the median rates; "
+        "per round: the range of the rounds' ratios; RSS: each process's resident high-water mark during the run",
+        markup=False,
+    )
     if args.json:
         doc["accesses_per_stream"] = accesses
         doc["footprint"] = ab.FOOTPRINT

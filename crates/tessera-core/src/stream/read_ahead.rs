@@ -87,7 +87,9 @@ impl AccessSource for ReadAhead {
         if self.done {
             return Ok(false);
         }
-        let item = self.items.as_ref().and_then(|r| r.recv().ok());
+        // Channel operations may allocate on first use in a thread, or not,
+        // as the threads interleave: not the run's memory.
+        let item = crate::host_memory::paused(|| self.items.as_ref().and_then(|r| r.recv().ok()));
         match item {
             Some(Item::Batch(b, p)) => {
                 self.progress = p;
@@ -130,7 +132,7 @@ impl ReadAhead {
         if at == 0 && b.len() <= cap {
             std::mem::swap(out, &mut b);
             // Gone if the thread has ended.
-            let _ = self.spare.try_send(b);
+            self.give_back(b);
             return true;
         }
         let end = b.len().min(at + cap);
@@ -138,9 +140,18 @@ impl ReadAhead {
         if end < b.len() {
             self.partial = Some((b, end));
         } else {
-            let _ = self.spare.try_send(b);
+            self.give_back(b);
         }
         true
+    }
+
+    /// Return a buffer to the reader (dropped if the reader has ended). Not
+    /// counted in the run's heap: whether it is dropped here depends on how
+    /// the threads interleave.
+    fn give_back(&self, b: AccessBatch) {
+        crate::host_memory::paused(|| {
+            let _ = self.spare.try_send(b);
+        });
     }
 }
 
