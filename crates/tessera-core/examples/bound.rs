@@ -24,6 +24,19 @@ fn stream(pattern: Pattern, accesses: u64, footprint: u64) -> Synthetic {
     Synthetic::new(SyntheticSpec::new(pattern, accesses, footprint, 1)).expect("stream")
 }
 
+/// Check that every counter the bound model keeps equals `Machine`'s, and print both rates.
+fn report(what: &str, m: &Machine, b: &model::Bound, accesses: u64, machine_s: f64, bound_s: f64) {
+    let stats = m.stats();
+    for (name, v) in b.counters() {
+        assert_eq!(stats.get(name), v, "counter {name}: Machine vs bound model");
+    }
+    println!(
+        "{what}: Machine {:.1} M/s, bound model {:.1} M/s (counters equal)",
+        accesses as f64 / machine_s / 1e6,
+        accesses as f64 / bound_s / 1e6
+    );
+}
+
 /// `bound TRACE [bound]`: the trace's records are read into memory first,
 /// then Machine and the bound model are timed on them from memory (or the
 /// bound model alone). The bound model takes one address space, loads and
@@ -69,15 +82,8 @@ fn trace_main(path: &str, bound_only: bool) {
         }
         let machine_s = t.elapsed().as_secs_f64();
         let (bound_s, b) = time_bound();
-        let stats = m.stats();
-        for (name, v) in b.counters() {
-            assert_eq!(stats.get(name), v, "counter {name}: Machine vs bound model");
-        }
-        println!(
-            "round {round}: {path} ({records} accesses, from memory): Machine {:.1} M/s, bound model {:.1} M/s (counters equal)",
-            records as f64 / machine_s / 1e6,
-            records as f64 / bound_s / 1e6
-        );
+        let what = format!("round {round}: {path} ({records} accesses, from memory)");
+        report(&what, &m, &b, records, machine_s, bound_s);
     }
 }
 
@@ -117,14 +123,7 @@ fn main() {
             b.feed(&batch);
         }
         let bound_s = t.elapsed().as_secs_f64();
-        let stats = m.stats();
-        for (name, v) in b.counters() {
-            assert_eq!(stats.get(name), v, "counter {name}: Machine vs bound model");
-        }
-        println!(
-            "round {round}: {pattern} {accesses} accesses over {footprint} B: Machine {:.1} M/s, bound model {:.1} M/s (counters equal)",
-            accesses as f64 / machine_s / 1e6,
-            accesses as f64 / bound_s / 1e6
-        );
+        let what = format!("round {round}: {pattern} {accesses} accesses over {footprint} B");
+        report(&what, &m, &b, accesses, machine_s, bound_s);
     }
 }
