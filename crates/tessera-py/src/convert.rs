@@ -39,7 +39,7 @@ pub type SyntheticArgs = (String, u64, u64);
 pub type MemoryArgs = (String, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
 fn le_column<const N: usize, T>(name: &str, bytes: &[u8], from: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
-    if bytes.len() % N != 0 {
+    if !bytes.len().is_multiple_of(N) {
         return Err(PyValueError::new_err(format!("accesses.{name}: {} bytes is not a whole number of {N}-byte values", bytes.len())));
     }
     Ok(bytes.chunks_exact(N).map(|c| from(c.try_into().expect("chunks of N bytes"))).collect())
