@@ -164,11 +164,11 @@ impl Os {
             }
             self.pressure.as_mut().expect("checked above").stats.minor_faults += 1;
         }
-        // Copied out (no allocation) so the loop may borrow `self` mutably.
-        let mut candidates = [PageSize::Size4K; PageSize::COUNT];
+        // Read one by one (a copy of the list was a call to memcpy per
+        // fault), so the loop may borrow `self` mutably in between.
         let n = self.policy.candidates().len();
-        candidates[..n].copy_from_slice(self.policy.candidates());
-        for (k, &size) in candidates[..n].iter().enumerate() {
+        for k in 0..n {
+            let size = self.policy.candidates()[k];
             let last = k + 1 == n;
             if !last && !pt.region_unmapped(mem, asid, va, size) {
                 self.stats.large_fallbacks += 1;

@@ -263,6 +263,7 @@ impl PhysMem {
         Ok(pfn)
     }
 
+    #[inline]
     fn record(&mut self, pfn: Pfn, req: PageRequest) {
         debug_assert!(self.owners.get(pfn.0).is_none(), "frame {pfn:?} handed out twice");
         self.owners.insert(pfn.0, req);
@@ -725,6 +726,7 @@ impl ReverseMap {
         ((pfn / REVERSE_CHUNK as u64) as usize, (pfn % REVERSE_CHUNK as u64) as usize)
     }
 
+    #[inline]
     fn insert(&mut self, pfn: u64, req: PageRequest) {
         let (c, i) = Self::split(pfn);
         let chunk = self.chunks[c].get_or_insert_with(|| vec![0u64; REVERSE_CHUNK].into_boxed_slice());

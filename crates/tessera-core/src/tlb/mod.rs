@@ -342,6 +342,25 @@ struct SideLevels {
     /// Every structure of every level in lookup order: what a lookup walks
     /// through, one step per structure, without nested loops.
     probes: Vec<ProbeStep>,
+    /// The same steps with each structure's page size taken out of the
+    /// lookup, when every structure of the side is a plain `set_assoc` one
+    /// (one page size, no index quirk): [`Mmu::lookup_plain`] probes their
+    /// tables directly. Empty otherwise.
+    plain: Vec<PlainStep>,
+}
+
+/// One structure of a plain side's lookup order, with what its lookup
+/// computes for every address precomputed.
+#[derive(Copy, Clone, Debug)]
+struct PlainStep {
+    tlb: u16,
+    level: u8,
+    ends_level: bool,
+    size: PageSize,
+    /// `size.shift()`, kept here so a probe needs no lookup of it.
+    shift: u32,
+    latency: u32,
+    set_mask: u64,
 }
 
 /// One structure of a side's lookup order.
@@ -469,8 +488,27 @@ impl Mmu {
             }
             Ok(sl)
         };
-        let data = side_levels(Side::Data)?;
-        let instr = side_levels(Side::Instr)?;
+        let mut data = side_levels(Side::Data)?;
+        let mut instr = side_levels(Side::Instr)?;
+        for side in [&mut data, &mut instr] {
+            let plain: Option<Vec<PlainStep>> = side
+                .probes
+                .iter()
+                .map(|st| match &tlbs[st.tlb as usize].org {
+                    AnyTlbOrganisation::SetAssoc(s) => s.plain().map(|(size, set_mask)| PlainStep {
+                        tlb: st.tlb,
+                        level: st.level,
+                        ends_level: st.ends_level,
+                        size,
+                        shift: size.shift(),
+                        latency: st.latency,
+                        set_mask,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            side.plain = plain.unwrap_or_default();
+        }
         let shared_l1 = tlbs.iter().any(|t| t.level == 1 && t.side == Side::Unified);
         let plan = |side: &SideLevels, size: PageSize| -> Vec<u16> {
             side.levels.iter().filter_map(|l| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size))).collect()
@@ -561,7 +599,65 @@ impl Mmu {
         if self.shared_l1 {
             self.settle(!instr);
         }
-        self.lookup_slow(va, asid, instr)
+        if self.side(instr).plain.is_empty() {
+            self.lookup_slow(va, asid, instr)
+        } else {
+            self.lookup_plain(va, asid, instr)
+        }
+    }
+
+    /// [`Self::lookup_slow`] on a side of plain `set_assoc` structures:
+    /// the same probes in the same order, counts, promotion and memo, each
+    /// structure's table probed directly with its page size and set mask
+    /// taken from the step. (Tests hold it to the general path.)
+    #[inline(always)]
+    fn lookup_plain(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        let mut latency = 0;
+        let mut found: Option<(usize, u64, PageSize, usize)> = None;
+        let Mmu { tlbs, data, instr: instr_side, .. } = self;
+        let side = if instr { &*instr_side } else { &*data };
+        for st in &side.plain {
+            latency += st.latency;
+            let t = st.tlb as usize;
+            let tlb = &mut tlbs[t];
+            tlb.stats.lookups += 1;
+            let vpn = va >> st.shift;
+            let hit = match &mut tlb.org {
+                AnyTlbOrganisation::SetAssoc(s) => s.lookup_tag((vpn & st.set_mask) as u32, tag(vpn, st.size, asid)),
+                // A plain side holds set_assoc structures only.
+                _ => None,
+            };
+            match hit {
+                Some(d) => {
+                    tlb.stats.hits += 1;
+                    found = Some((t, d, st.size, st.level as usize));
+                }
+                None => tlb.stats.misses += 1,
+            }
+            if st.ends_level && found.is_some() {
+                break;
+            }
+        }
+        let Some((t, d, size, li)) = found else {
+            return Lookup::Miss { latency };
+        };
+        let (pfn_base, dirty) = (d >> 1, d & 1 == 1);
+        if li > 0 {
+            self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
+        } else if self.memo_ok[instr as usize] {
+            self.memo[instr as usize] =
+                Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 0, size, pfn_base, dirty, hit: t };
+        }
+        Lookup::Hit { pfn_base, size, dirty, level: li, latency }
+    }
+
+    /// The same hierarchy with every lookup on the general path (tests hold
+    /// the plain path to it).
+    #[cfg(test)]
+    pub(crate) fn without_plain_path(mut self) -> Mmu {
+        self.data.plain.clear();
+        self.instr.plain.clear();
+        self
     }
 
     /// Drop one side's memo; its pending repeats join the side's tallies
@@ -639,9 +735,10 @@ impl Mmu {
                 };
                 let side = if instr { &*instr_levels } else { &*data };
                 // Every level above `li` was probed and missed.
+                let entry = (tag(f.va >> f.size.shift(), f.size, f.asid), payload(f.pfn, f.dirty));
                 for level in &side.levels[..li] {
                     if let Some(&i) = level.tlbs().iter().find(|&&i| tlbs[i as usize].holds(f.size)) {
-                        tlbs[i as usize].fill(f, nb, true);
+                        tlbs[i as usize].fill_absent(f, entry, nb);
                     }
                 }
             }

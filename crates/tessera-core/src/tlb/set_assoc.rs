@@ -137,6 +137,26 @@ impl SetAssoc {
         }
     }
 
+    /// The page size and set mask of a structure that holds one page size
+    /// and indexes its sets by page number (no quirk): its lookups may go
+    /// straight to [`Self::lookup_tag`].
+    pub fn plain(&self) -> Option<(PageSize, u64)> {
+        (self.n_sizes == 1 && self.index_shift == 0).then_some((self.sizes[0], self.set_mask))
+    }
+
+    /// The payload of `tag` in `set`, making it most recently used: a
+    /// [`TlbOrganisation::lookup`] of a [`Self::plain`] structure, with the
+    /// set and tag computed by the caller.
+    #[inline(always)]
+    pub fn lookup_tag(&mut self, set: u32, t: u64) -> Option<u64> {
+        // An empty structure (the 2 MiB TLB of a 4 KiB run) misses at once.
+        if self.table.is_empty() {
+            return None;
+        }
+        let slot = self.table.lookup(set, t)?;
+        Some(self.table.data(slot))
+    }
+
     // The quirk's paths, out of line: the default path only tests for them.
     #[cold]
     #[inline(never)]

@@ -130,8 +130,8 @@ proptest! {
         // checked against itself with the memo disabled (every lookup on the slow path).
         let spec = load(&ConfigSource::Preset(preset.into()), &[format!("mmu.fill=\"{fill}\"")]).unwrap();
         let mut fast = Mmu::build(&spec.mmu, 7).unwrap();
-        // Every lookup on the general path: no memo.
-        let mut plain = Mmu::build(&spec.mmu, 7).unwrap();
+        // Every lookup on the general path: no memo, no plain-side probes.
+        let mut plain = Mmu::build(&spec.mmu, 7).unwrap().without_plain_path();
         let mut slow = reference_for(&spec);
         for (va, asid, instr, repeat) in accesses {
             let instr = instr && fast.translates_instr();

@@ -113,6 +113,9 @@ pub struct Walker {
     /// Whether walk cycles are counted in `walker.*cycles` (see [`Walker::build`]).
     count_cycles: bool,
     step_cycles: u32,
+    /// Cycles of one reference that enters at DRAM (`step_cycles` plus the
+    /// DRAM latency), taken once at build for walks that enter there.
+    dram_ref_cycles: u64,
     /// Completed walks per leaf page size (`PageSize::index`).
     leaves: [u64; PageSize::COUNT],
     /// Virtual-address shift of the range one leaf node covers (hint keys).
@@ -204,6 +207,7 @@ impl Walker {
             format: format.clone(),
             leaf_index: (format.level_shift(1), format.index(u64::MAX, 1), format.level_entry_words(1) as u64),
             step_cycles: spec.walker.step_cycles,
+            dram_ref_cycles: spec.walker.step_cycles as u64 + spec.cache.dram_latency as u64,
             leaves: [0; PageSize::COUNT],
             hint_shift: format.level_shift(2),
             entry,
@@ -326,7 +330,8 @@ impl Walker {
         if direct {
             self.stats.refs_dram += refs;
             caches.count_dram(Source::Walk, refs);
-            cycles += refs * (self.step_cycles + caches.latency_of(self.entry)) as u64;
+            debug_assert_eq!(self.dram_ref_cycles, (self.step_cycles + caches.latency_of(self.entry)) as u64);
+            cycles += refs * self.dram_ref_cycles;
         }
         match result {
             WalkResult::Fault { .. } => {
