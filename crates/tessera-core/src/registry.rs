@@ -190,6 +190,7 @@ family! {
 
 family! {
     /// Physical frame allocator (`physmem.allocator`).
+    #[repr(u8)] // A tag byte: every fault matches the allocator (no niche decoding).
     family crate::physmem::allocator::FrameAllocator => AnyAllocator, ctx crate::physmem::allocator::AllocCtx, key "allocator" {
         "buddy" => Buddy(crate::physmem::allocator::buddy::Buddy),
         "iceberg" => Iceberg(crate::physmem::allocator::iceberg::Iceberg),
@@ -240,6 +241,7 @@ family! {
 
 family! {
     /// Page-table format (`pagetable.format`).
+    #[repr(u8)] // A tag byte: every walk matches the format once (no niche decoding).
     family crate::pagetable::format::PageTableFormat => AnyFormat, ctx crate::pagetable::x86_radix::FormatCtx, key "format", visitor FormatVisitor {
         "x86_radix" => X86Radix(crate::pagetable::x86_radix::X86Radix),
         "radix" => Radix(crate::pagetable::radix::Radix),

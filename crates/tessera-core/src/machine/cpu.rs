@@ -215,7 +215,9 @@ impl CpuMachine {
             // Without data caches a data access that repeats the memoised
             // page only counts, so runs of them are counted in bulk.
             if !SHADOWS && self.bulk_runs {
-                if let Some(key) = self.mmu.memo(false) {
+                // Most accesses of a random stream leave the page: one compare
+                // before setting up a run.
+                if let Some(key) = self.mmu.memo(false).filter(|k| vaddrs[i] >> k.shift == k.vpn) {
                     let j = self.count_repeat_run(batch, i, key);
                     if j > i {
                         // The prefetches the loop below would have issued for
