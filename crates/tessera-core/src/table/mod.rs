@@ -1,4 +1,5 @@
 //! Set-associative tables shared by TLBs, MMU caches and data caches.
+pub mod lru4;
 pub mod set_assoc;
 #[cfg(test)]
 pub mod reference;

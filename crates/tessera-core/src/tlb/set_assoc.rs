@@ -45,6 +45,7 @@ use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
 use crate::stats::StatVisitor;
+use crate::table::lru4::Lru4;
 use crate::table::SetAssoc as Table;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -75,7 +76,7 @@ fn de_quirk<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u32>,
 pub struct SetAssoc {
     sizes: [PageSize; PageSize::COUNT],
     n_sizes: usize,
-    table: Table,
+    table: Store,
     set_mask: u64,
     /// log2 of `vanilla_index_quirk` (0: sets indexed by VPN).
     index_shift: u32,
@@ -90,7 +91,13 @@ impl Mechanism for SetAssoc {
         if let Some(msg) = cfg.vanilla_index_quirk.and_then(quirk_problem) {
             return Err(Error::config(format!("{}.organisation.vanilla_index_quirk", ctx.path), msg));
         }
-        let table = ctx.table()?;
+        // The common TLB (4 ways, exact LRU) gets its own table; any other
+        // geometry or policy the general one.
+        let table = if ctx.ways == 4 && ctx.replacement.kind == "lru" && ctx.replacement.params.is_empty() {
+            Store::Lru4(Lru4::new(ctx.sets))
+        } else {
+            Store::General(ctx.table()?)
+        };
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in ctx.page_sizes.iter().enumerate() {
             sizes[i] = *s;
@@ -119,8 +126,7 @@ impl SetAssoc {
     fn lookup_in<const QUIRK: bool>(&mut self, va: u64, asid: Asid) -> Probe {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            if let Some(slot) = self.table.lookup(self.set_of::<QUIRK>(vpn), tag(vpn, size, asid)) {
-                let data = self.table.data(slot);
+            if let Some(data) = self.table.lookup(self.set_of::<QUIRK>(vpn), tag(vpn, size, asid)) {
                 return Probe::Hit { pfn: data >> 1, size, dirty: data & 1 == 1 };
             }
         }
@@ -153,8 +159,7 @@ impl SetAssoc {
         if self.table.is_empty() {
             return None;
         }
-        let slot = self.table.lookup(set, t)?;
-        Some(self.table.data(slot))
+        self.table.lookup(set, t)
     }
 
     // The quirk's paths, out of line: the default path only tests for them.
@@ -223,9 +228,7 @@ impl TlbOrganisation for SetAssoc {
     fn mark_dirty(&mut self, va: u64, asid: Asid) {
         for &size in &self.sizes[..self.n_sizes] {
             let vpn = va >> size.shift();
-            if let Some(slot) = self.table.probe(self.set_of::<true>(vpn), tag(vpn, size, asid)) {
-                *self.table.data_mut(slot) |= 1;
-            }
+            self.table.set_dirty(self.set_of::<true>(vpn), tag(vpn, size, asid));
         }
     }
 
@@ -250,4 +253,96 @@ impl TlbOrganisation for SetAssoc {
     }
 
     fn visit_stats(&self, _v: &mut dyn StatVisitor) {}
+}
+
+/// A `set_assoc` structure's table: the 4-way LRU one for the common TLB, the
+/// general one for every other geometry and policy.
+#[derive(Clone, Debug)]
+enum Store {
+    Lru4(Lru4),
+    General(Table),
+}
+
+impl Store {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        match self {
+            Store::Lru4(t) => t.is_empty(),
+            Store::General(t) => t.is_empty(),
+        }
+    }
+
+    /// The payload of `tag` in `set`, making it most recently used.
+    #[inline(always)]
+    fn lookup(&mut self, set: u32, tag: u64) -> Option<u64> {
+        match self {
+            Store::Lru4(t) => t.lookup(set, tag),
+            Store::General(t) => {
+                let slot = t.lookup(set, tag)?;
+                Some(t.data(slot))
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn insert_after_miss(&mut self, set: u32, tag: u64, data: u64) -> Option<Entry> {
+        match self {
+            Store::Lru4(t) => t.insert_after_miss(set, tag, data),
+            Store::General(t) => t.insert_after_miss(set, tag, data),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, set: u32, tag: u64, data: u64) -> Option<Entry> {
+        match self {
+            Store::Lru4(t) => t.insert(set, tag, data),
+            Store::General(t) => t.insert(set, tag, data),
+        }
+    }
+
+    fn invalidate(&mut self, set: u32, tag: u64) -> bool {
+        match self {
+            Store::Lru4(t) => t.invalidate(set, tag),
+            Store::General(t) => t.invalidate(set, tag),
+        }
+    }
+
+    /// Set the dirty bit of `tag`'s payload, if it is in `set` (no replacement change).
+    fn set_dirty(&mut self, set: u32, tag: u64) {
+        match self {
+            Store::Lru4(t) => {
+                if let Some(w) = t.probe(set, tag) {
+                    *t.data_mut(set, w) |= 1;
+                }
+            }
+            Store::General(t) => {
+                if let Some(slot) = t.probe(set, tag) {
+                    *t.data_mut(slot) |= 1;
+                }
+            }
+        }
+    }
+
+    fn invalidate_where(&mut self, pred: impl FnMut(u64, u64) -> bool) -> u64 {
+        match self {
+            Store::Lru4(t) => t.invalidate_where(pred),
+            Store::General(t) => t.invalidate_where(pred),
+        }
+    }
+
+    fn occupancy(&self) -> usize {
+        match self {
+            Store::Lru4(t) => t.occupancy(),
+            Store::General(t) => t.occupancy(),
+        }
+    }
+
+    /// Whether hits on the entry hit or filled last may go uncounted by the policy.
+    fn repeat_hits_free(&self) -> bool {
+        match self {
+            // Exact LRU: a repeated hit keeps the order.
+            Store::Lru4(_) => true,
+            Store::General(t) => t.repeat_hits_free(),
+        }
+    }
 }
