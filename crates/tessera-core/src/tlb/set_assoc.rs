@@ -258,6 +258,7 @@ impl TlbOrganisation for SetAssoc {
 /// A `set_assoc` structure's table: the 4-way LRU one for the common TLB, the
 /// general one for every other geometry and policy.
 #[derive(Clone, Debug)]
+#[repr(u8)] // A tag byte: telling the two apart is one compare (no niche decoding).
 enum Store {
     Lru4(Lru4),
     General(Table),
