@@ -676,6 +676,9 @@ impl Mmu {
         m.valid = false;
     }
 
+    /// The general lookup. Out of line: sides of plain structures take
+    /// [`Self::lookup_plain`], and this one's body would only enlarge it.
+    #[inline(never)]
     fn lookup_slow(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let mut latency = 0;
         let mut found = None;
@@ -721,7 +724,8 @@ impl Mmu {
     }
 
     /// A hit at level `li > 0` (structure `from`, translation `f`): bring it
-    /// to the levels above.
+    /// to the levels above. Out of line, so a level-1 lookup stays small.
+    #[inline(never)]
     fn promote(&mut self, instr: bool, li: usize, from: usize, f: &Fill) {
         match self.fill {
             FillPolicy::AllLevels => {
