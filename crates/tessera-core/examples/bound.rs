@@ -8,7 +8,9 @@
 //! interleaved (Machine, Bound, Machine, Bound) because the host's speed
 //! drifts; docs/performance.md explains what the bound means for the targets.
 //! A fourth argument `bound` runs the bound model alone (for profiling it).
-//! `bound TRACE [bound]` does the same on a real-program trace, from memory.
+//! `bound TRACE [bound|machine] [RECORDS]` does the same on a real-program
+//! trace, from memory (`machine`: Machine alone, for profiling it; `RECORDS`:
+//! the trace's first records only).
 
 #[path = "bound/model.rs"]
 mod model;
@@ -42,10 +44,11 @@ fn report(what: &str, m: &Machine, b: &model::Bound, accesses: u64, machine_s: f
 /// bound model alone). The bound model takes one address space, loads and
 /// stores that do not cross a page: such traces only (the real-program
 /// traces of `scripts/record-bench-traces.sh` are).
-fn trace_main(path: &str, bound_only: bool) {
+fn trace_main(path: &str, alone: &str, limit: u64) {
     let mut src = tessera_core::trace::open(std::path::Path::new(path)).expect("trace");
     let mut batches = Vec::new();
-    loop {
+    let mut read = 0u64;
+    while read < limit {
         let mut b = AccessBatch::with_capacity(BATCH_LEN);
         if !src.next_batch(&mut b).expect("batch") {
             break;
@@ -57,6 +60,11 @@ fn trace_main(path: &str, bound_only: bool) {
                 "the bound model takes loads and stores of address space 0 that do not cross a page"
             );
         }
+        if read + b.len() as u64 > limit {
+            let whole = b.clone();
+            b.copy_range(&whole, 0..(limit - read) as usize);
+        }
+        read += b.len() as u64;
         batches.push(b);
     }
     let records: u64 = batches.iter().map(|b| b.len() as u64).sum();
@@ -68,12 +76,22 @@ fn trace_main(path: &str, bound_only: bool) {
         }
         (t.elapsed().as_secs_f64(), b)
     };
-    if bound_only {
+    let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).expect("preset");
+    if alone == "bound" {
         let (s, _) = time_bound();
         println!("bound model alone: {:.1} M/s ({records} accesses in {s:.3} s)", records as f64 / s / 1e6);
         return;
     }
-    let spec = load(&ConfigSource::Preset("tlb_only".into()), &[]).expect("preset");
+    if alone == "machine" {
+        let mut m = Machine::build(&spec, 0).expect("machine");
+        let t = Instant::now();
+        for batch in &batches {
+            m.feed(batch).expect("feed");
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!("Machine alone: {:.1} M/s ({records} accesses in {s:.3} s)", records as f64 / s / 1e6);
+        return;
+    }
     for round in 0..2 {
         let mut m = Machine::build(&spec, 0).expect("machine");
         let t = Instant::now();
@@ -90,7 +108,8 @@ fn trace_main(path: &str, bound_only: bool) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(path) = args.get(1).filter(|a| std::path::Path::new(a.as_str()).is_file()) {
-        return trace_main(path, args.get(2).map(String::as_str) == Some("bound"));
+        let limit = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
+        return trace_main(path, args.get(2).map(String::as_str).unwrap_or(""), limit);
     }
     let pattern = Pattern::parse(args.get(1).map(String::as_str).unwrap_or("uniform")).expect("pattern");
     let accesses: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
