@@ -347,6 +347,9 @@ struct SideLevels {
     /// (one page size, no index quirk): [`Mmu::lookup_plain`] probes their
     /// tables directly. Empty otherwise.
     plain: Vec<PlainStep>,
+    /// Every structure of `plain` keeps its entries in a 4-way LRU table, so
+    /// the lookup carries no code of the general table.
+    plain_lru4: bool,
 }
 
 /// One structure of a plain side's lookup order, with what its lookup
@@ -508,6 +511,10 @@ impl Mmu {
                 })
                 .collect();
             side.plain = plain.unwrap_or_default();
+            side.plain_lru4 = side.plain.iter().all(|st| match &tlbs[st.tlb as usize].org {
+                AnyTlbOrganisation::SetAssoc(s) => s.is_lru4(),
+                _ => false,
+            });
         }
         let shared_l1 = tlbs.iter().any(|t| t.level == 1 && t.side == Side::Unified);
         let plan = |side: &SideLevels, size: PageSize| -> Vec<u16> {
@@ -599,19 +606,23 @@ impl Mmu {
         if self.shared_l1 {
             self.settle(!instr);
         }
-        if self.side(instr).plain.is_empty() {
+        let side = self.side(instr);
+        if side.plain.is_empty() {
             self.lookup_slow(va, asid, instr)
+        } else if side.plain_lru4 {
+            self.lookup_plain::<true>(va, asid, instr)
         } else {
-            self.lookup_plain(va, asid, instr)
+            self.lookup_plain::<false>(va, asid, instr)
         }
     }
 
     /// [`Self::lookup_slow`] on a side of plain `set_assoc` structures:
     /// the same probes in the same order, counts, promotion and memo, each
     /// structure's table probed directly with its page size and set mask
-    /// taken from the step. (Tests hold it to the general path.)
+    /// taken from the step. (Tests hold it to the general path.) `LRU4`:
+    /// every structure of the side has a 4-way LRU table.
     #[inline(always)]
-    fn lookup_plain(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+    fn lookup_plain<const LRU4: bool>(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let mut latency = 0;
         let mut found: Option<(usize, u64, PageSize, usize)> = None;
         let Mmu { tlbs, data, instr: instr_side, .. } = self;
@@ -623,6 +634,10 @@ impl Mmu {
             tlb.stats.lookups += 1;
             let vpn = va >> st.shift;
             let hit = match &mut tlb.org {
+                AnyTlbOrganisation::SetAssoc(s) if LRU4 => match s.lru4_mut() {
+                    Some(t) if !t.is_empty() => t.lookup((vpn & st.set_mask) as u32, tag(vpn, st.size, asid)),
+                    _ => None,
+                },
                 AnyTlbOrganisation::SetAssoc(s) => s.lookup_tag((vpn & st.set_mask) as u32, tag(vpn, st.size, asid)),
                 // A plain side holds set_assoc structures only.
                 _ => None,

@@ -150,6 +150,21 @@ impl SetAssoc {
         (self.n_sizes == 1 && self.index_shift == 0).then_some((self.sizes[0], self.set_mask))
     }
 
+    /// The 4-way LRU table, if this structure has one (a plain side of
+    /// such structures is looked up without the general table's code).
+    #[inline(always)]
+    pub fn lru4_mut(&mut self) -> Option<&mut Lru4> {
+        match &mut self.table {
+            Store::Lru4(t) => Some(t),
+            Store::General(_) => None,
+        }
+    }
+
+    /// Whether this structure's table is the 4-way LRU one.
+    pub fn is_lru4(&self) -> bool {
+        matches!(self.table, Store::Lru4(_))
+    }
+
     /// The payload of `tag` in `set`, making it most recently used: a
     /// [`TlbOrganisation::lookup`] of a [`Self::plain`] structure, with the
     /// set and tag computed by the caller.
