@@ -274,6 +274,7 @@ impl TlbOrganisation for SetAssoc {
 /// general one for every other geometry and policy.
 #[derive(Clone, Debug)]
 #[repr(u8)] // A tag byte: telling the two apart is one compare (no niche decoding).
+#[allow(clippy::large_enum_variant)] // Boxing either would put a pointer chase on every probe.
 enum Store {
     Lru4(Lru4),
     General(Table),

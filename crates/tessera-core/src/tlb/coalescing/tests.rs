@@ -105,7 +105,7 @@ fn a_second_walk_merges_into_its_run_and_another_run_gets_its_own_entry() {
 #[test]
 fn two_interleaved_runs_of_one_group_both_hit() {
     // Two streams allocated in turn: the group's even pages at 200.., odd pages at 300...
-    let frame = |k: u64| if k % 2 == 0 { 200 + k / 2 } else { 300 + k / 2 };
+    let frame = |k: u64| if k.is_multiple_of(2) { 200 + k / 2 } else { 300 + k / 2 };
     let mut t = build(16, Ways::N(4), &[K4], "group = 8");
     fill4k(&mut t, 0x40, 0, 200, &run(0x40, 8, 0, |k| Some(frame(k))));
     fill4k(&mut t, 0x41, 0, 300, &run(0x41, 8, 0, |k| Some(frame(k))));
