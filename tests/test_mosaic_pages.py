@@ -106,14 +106,3 @@ def test_config_errors_name_the_key(cli, tmp_path, overrides, path, word):
     assert path in r.err and "Traceback" not in r.err
     assert not (tmp_path / "r.json").exists()
 
-
-def test_the_example_machine_resolves_to_the_prototypes_pool():
-    from conftest import REPO
-    from tessera.config import loads_toml
-
-    cfg = loads_toml(tessera.resolve_config(REPO / "examples" / "mosaic_pages.toml"))
-    alloc = cfg["physmem"]["allocator"]
-    assert (alloc["kind"], alloc["buckets"], alloc["front"], alloc["back"], alloc["choices"]) == ("iceberg", 16384, 56, 8, 6)
-    assert cfg["os"]["eviction"]["scan"] == "linux_sampled" and cfg["os"]["eviction"]["period_ms"] == 1000
-    r = tessera.simulate(REPO / "examples" / "mosaic_pages.toml", synthetic={"pattern": "uniform", "accesses": 20_000, "footprint": "64MiB"})
-    assert r.counters[f"{ICE}.pool_frames"] == 16384 * 64

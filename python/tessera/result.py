@@ -15,7 +15,8 @@ that produced it:
       "source_id": "trace:blake2b-128:5c1f…",  // what was simulated, by content
       "stats": {"counters": {...}, "derived": {...}},
       "stats_schema": 2,
-      "tessera_version": "0.1.0"
+      "tessera_version": "0.1.0",
+      "warnings": ["os.eviction: the linux_sampled scan's period ..."]
     }
 
 Stats schema 2 (``docs/stats.md``): counters and derived metrics share one
@@ -24,6 +25,10 @@ namespace of dotted names (``walker.walks``, ``walker.walks_pki``,
 metric that is undefined for a run (a zero denominator) is ``null`` in JSON,
 empty in CSV and NaN in Python. Files of schema 1 (derived metrics under
 ``derived.``) are read and renamed.
+
+``warnings`` (left out when there are none) says what the run could not
+exercise although the machine asks for it (:mod:`tessera.run_warnings`), such
+as a sampled scan whose period is longer than the run.
 
 Files are deterministic (sorted keys, no time stamps or host names): the same
 config, input and seed give byte-identical files. They are written atomically
@@ -47,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from tessera import _core
 from tessera.config import flatten, loads_toml
 from tessera.errors import ResultFileError
+from tessera.run_warnings import run_warnings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -119,9 +125,14 @@ class Result:
       (deterministic, see ``docs/stats.md``); empty for results saved before
       it was measured. Kept apart from ``counters`` so that comparing two
       machines never compares their host memory.
+    - ``warnings``: what the run could not exercise although the machine
+      asks for it (:func:`tessera.run_warnings.run_warnings`, computed from
+      ``config`` and ``counters``), e.g. a sampled scan whose period is
+      longer than the run; empty for most runs.
     """
 
-    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "host", "_config")
+    __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "host",
+                 "_config", "_warnings")
 
     def __init__(
         self,
@@ -149,6 +160,7 @@ class Result:
         self.seed = int(seed)
         self.version = version
         self._config: Optional[dict[str, Any]] = None
+        self._warnings: Optional[list[str]] = None
 
     @classmethod
     def _from_core(cls, raw: Mapping[str, Any], source_id: Optional[str] = None) -> "Result":
@@ -171,6 +183,15 @@ class Result:
         if self._config is None:
             self._config = loads_toml(self.config_toml)
         return self._config
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the run could not exercise although its machine asks for it
+        (computed from ``config`` and ``counters``, so a file read back, of
+        any version, has the same warnings as the run that wrote it)."""
+        if self._warnings is None:
+            self._warnings = run_warnings(self.config, self.counters)
+        return list(self._warnings)
 
     @property
     def stats(self) -> dict[str, Union[int, float]]:
@@ -213,6 +234,8 @@ class Result:
             out["source_id"] = self.source_id
         if self.host:
             out["host"] = dict(self.host)
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
     def to_json(self) -> str:

@@ -19,17 +19,19 @@ from rich.table import Table
 from rich.text import Text
 
 from tessera.result import Result
+from tessera.summary_memory import MAPPED_NOTE, had_pressure, iceberg_table, mosaic_tlb_table, pressure_tables
+from tessera.summary_rows import Rows, fmt, fmt_stat, kv_table, pct, points
 
 __all__ = ["print_result", "summary_tables", "all_stats_table", "key_value_table", "comparison_table", "fmt", "count",
            "points"]
 
 Number = Union[int, float]
 
-#: Derived metrics that are fractions, shown as percentages.
-_SHARE_SUFFIXES = ("_share", "_rate")
-
 #: Page-walk references by the level that served them, in hierarchy order.
 _WALK_REF_LEVELS = (("l1d", "L1D"), ("l2", "L2"), ("llc", "LLC"), ("dram", "DRAM"))
+
+#: Under the TLB table of a machine with shadow structures.
+SHADOW_NOTE = "shadow.*: shadow structures see every translation of the machine and change nothing."
 
 #: Page sizes as a TLB's ``page_sizes`` names them: the counter of pages the
 #: run mapped at that size, and how the summary writes the size.
@@ -40,40 +42,6 @@ _PAGE_SIZES = {
     "2m": ("pagetable.mappings_2m", "2 MiB"),
     "1g": ("pagetable.mappings_1g", "1 GiB"),
 }
-
-
-def fmt(v: Any) -> str:
-    """Integers with thousands separators, floats with about 4 significant digits."""
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "-"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v == 0:
-            return "0"
-        if abs(v) >= 1e9 or abs(v) < 1e-3:
-            return f"{v:.4g}"
-        if abs(v) >= 1000:
-            return f"{v:,.0f}"
-        return f"{v:.4g}"
-    return str(v)
-
-
-def pct(v: Optional[float]) -> str:
-    return "-" if v is None or math.isnan(v) else f"{100 * v:.2f}%"
-
-
-def points(v: Optional[float]) -> str:
-    """A difference of two fractions shown as percentages, in percentage
-    points: ``0.0105`` → ``+1.05 pp`` (not ``1.05%``, which would read as a
-    relative change)."""
-    return "-" if v is None or math.isnan(v) else f"{100 * v:+.2f} pp"
 
 
 def count(v: Any) -> str:
@@ -92,48 +60,6 @@ def readable_source(source: str) -> str:
     return re.sub(r"\bfootprint=(\d+)\b", lambda m: f"footprint={format_size(int(m.group(1)))}", source)
 
 
-def _fmt_stat(name: str, v: Any) -> str:
-    if isinstance(v, float) and name.endswith(_SHARE_SUFFIXES):
-        return pct(v)
-    return fmt(v)
-
-
-def _kv_table(title: str) -> Table:
-    t = Table(
-        title=title,
-        title_justify="left",
-        title_style="bold",
-        header_style="bold",
-        show_header=False,
-        box=None,
-        pad_edge=False,
-        min_width=44,
-    )
-    t.add_column("stat", style="")
-    t.add_column("value", justify="right")
-    return t
-
-
-class _Rows:
-    """Adds `label: value` rows for the stats that exist."""
-
-    def __init__(self, result: Result, title: str) -> None:
-        self.stats = result.stats
-        self.table = _kv_table(title)
-
-    def add(self, label: str, name: str, *, share: bool = False, skip_zero: bool = False) -> None:
-        v = self.stats.get(name)
-        if v is None or (skip_zero and v == 0):
-            return
-        self.table.add_row(label, pct(v) if share else _fmt_stat(name, v))
-
-    def add_value(self, label: str, value: str) -> None:
-        self.table.add_row(label, value)
-
-    def done(self) -> Optional[Table]:
-        return self.table if self.table.row_count else None
-
-
 def _timed(result: Result) -> bool:
     timing = result.config.get("timing", {})
     return bool(timing.get("enabled", True)) and bool(result.counters.get("core.cycles"))
@@ -149,6 +75,13 @@ def _tlb_names(result: Result) -> list[str]:
     names = [n for n in tlbs if n in present] + sorted(present - set(tlbs))
     order = {n: (tlbs.get(n, {}).get("level", 99), n) for n in names}
     return sorted(names, key=lambda n: order[n])
+
+
+def _shadow_names(result: Result) -> list[str]:
+    """The shadow TLB structures (``mmu.shadow.<name>``), in config order."""
+    configured = list(result.config.get("mmu", {}).get("shadow", {}))
+    present = {k.split(".")[2] for k in result.counters if k.startswith("mmu.shadow.") and k.endswith(".lookups")}
+    return [n for n in configured if n in present] + sorted(present - set(configured))
 
 
 def _unused_tlbs(result: Result, names: list[str]) -> dict[str, list[str]]:
@@ -188,12 +121,14 @@ def _unused_note(unused: dict[str, list[str]]) -> str:
 
 
 def summary_tables(result: Result) -> list[Any]:
-    """The readable summary: run totals, TLBs, walks, bounds, caches, memory."""
+    """The readable summary: run totals, TLBs (with shadow structures and
+    mosaic counters), walks, bounds, caches, memory, memory pressure, the
+    Iceberg allocator, and the run's warnings."""
     s = result.stats
     timed = _timed(result)
     tables: list[Any] = []
 
-    run = _Rows(result, "Run")
+    run = Rows(result, "Run")
     run.add_value("machine", str(result.config.get("name", "?")))
     run.add_value("source", readable_source(result.source))
     run.add_value("seed", str(result.seed))
@@ -215,7 +150,8 @@ def summary_tables(result: Result) -> list[Any]:
     tables.append(run.done())
 
     tlbs = _tlb_names(result)
-    if tlbs:
+    shadows = _shadow_names(result)
+    if tlbs or shadows:
         t = Table(title="TLBs", title_justify="left", title_style="bold", header_style="bold", box=None, pad_edge=False)
         for col in ("structure", "lookups", "hits", "misses", "miss rate", "MPKI"):
             t.add_column(col, justify="left" if col == "structure" else "right")
@@ -232,13 +168,24 @@ def summary_tables(result: Result) -> list[Any]:
                 pct(s.get(f"mmu.{n}.miss_rate")),
                 fmt(s.get(f"mmu.{n}.mpki")),
             )
-        if unused:
-            # Under the table, not in a caption: a caption wraps at the table's width.
-            tables.append(Group(t, Text(_unused_note(unused), style="dim")))
-        else:
-            tables.append(t)
+        for n in shadows:
+            m = f"mmu.shadow.{n}"
+            t.add_row(
+                f"shadow.{n}",
+                fmt(s.get(f"{m}.lookups")),
+                fmt(s.get(f"{m}.hits")),
+                fmt(s.get(f"{m}.misses")),
+                pct(s.get(f"{m}.miss_rate")),
+                fmt(s.get(f"{m}.mpki")),
+            )
+        # Under the table, not in a caption: a caption wraps at the table's width.
+        notes = [_unused_note(unused)] if unused else []
+        if shadows:
+            notes.append(SHADOW_NOTE)
+        tables.append(Group(t, *(Text(n, style="dim") for n in notes)) if notes else t)
+        tables.append(mosaic_tlb_table(result, tlbs))
 
-    walks = _Rows(result, "Page walks")
+    walks = Rows(result, "Page walks")
     walks.add("walks", "walker.walks")
     walks.add("  data", "walker.data_walks", skip_zero=True)
     walks.add("  instruction", "walker.instr_walks", skip_zero=True)
@@ -268,7 +215,7 @@ def summary_tables(result: Result) -> list[Any]:
         tables.append(t)
 
     if timed:
-        bounds = _Rows(result, "Share of cycles (Eq. 2-5 bounds)")
+        bounds = Rows(result, "Share of cycles (Eq. 2-5 bounds)")
         bounds.add("stalled on translation", "core.translation_stall_share", share=True)
         bounds.add("stalled on data", "core.data_stall_share", share=True)
         bounds.add("walks if perfect MMU cache, L1 hit", "bounds.perfect_mmu_l1_share", share=True)
@@ -296,7 +243,7 @@ def summary_tables(result: Result) -> list[Any]:
             )
         tables.append(t)
 
-    mem = _Rows(result, "Memory")
+    mem = Rows(result, "Memory")
     mem.add("page faults", "os.faults")
     mem.add("  4 KiB pages mapped", "os.pages_4k")
     mem.add("  2 MiB pages mapped", "os.pages_2m", skip_zero=True)
@@ -305,7 +252,15 @@ def summary_tables(result: Result) -> list[Any]:
     mem.add("page-table frames", "physmem.table_frames")
     mem.add("frames allocated", "physmem.allocated_frames")
     mem.add("frames free", "physmem.free_frames")
-    tables.append(mem.done())
+    mem_table = mem.done()
+    # Under pressure the mapped pages outnumber the frames: say why, below the table.
+    tables.append(Group(mem_table, Text(MAPPED_NOTE, style="dim")) if mem_table and had_pressure(result) else mem_table)
+    tables.extend(pressure_tables(result, timed))
+    tables.append(iceberg_table(result))
+
+    warnings = result.warnings
+    if warnings:
+        tables.append(Group(*(Text(f"warning: {w}", style="bold yellow") for w in warnings)))
 
     return [t for t in tables if t is not None]
 
@@ -318,7 +273,7 @@ def all_stats_table(result: Result) -> Table:
     t.add_column("stat")
     t.add_column("value", justify="right")
     for k, v in result.stats.items():
-        t.add_row(k, _fmt_stat(k, v))
+        t.add_row(k, fmt_stat(k, v))
     return t
 
 
@@ -335,7 +290,7 @@ def print_result(result: Result, console: Console, all_stats: bool = False) -> N
 
 
 def key_value_table(data: Mapping[str, Any], title: Optional[str] = None) -> Table:
-    t = _kv_table(title or "")
+    t = kv_table(title or "")
     for k, v in data.items():
         if isinstance(v, Mapping):
             for k2, v2 in v.items():
