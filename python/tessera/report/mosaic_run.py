@@ -134,6 +134,8 @@ def reproduce(
 
     mp._check_scale(scale)
     t_start = time.perf_counter()
+    # The code that simulates is the code at the start (the checkout may move on during a long run).
+    commit = _commit()
     out = Path(out)
     (out / "sweeps").mkdir(parents=True, exist_ok=True)
     store = str(store) if store is not None else str(out / "store.sqlite")
@@ -188,7 +190,6 @@ def reproduce(
         "report_s": time.perf_counter() - t1,
     })
     timing["total_s"] = time.perf_counter() - t_start
-    commit = _commit()
     # The run time the report states is that of the invocation that ran the
     # simulations: a rerun that only redraws from the store keeps it.
     measured = data / "timing.json"
