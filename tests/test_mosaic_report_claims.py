@@ -14,11 +14,10 @@ import pandas as pd
 import pytest
 
 from tessera.figures._common import label
-from tessera.report import intervals
+from tessera.report import intervals, mosaic_report
 from tessera.report import mosaic_figures as mf
 from tessera.report import mosaic_pages as mp
 from tessera.report import mosaic_prose as prose
-from tessera.report import mosaic_report
 from tessera.report import paper_mosaic as paper
 
 # ------------------------------------------------------------ intervals
@@ -119,7 +118,8 @@ def test_table4_text_names_the_papers_comparison_and_the_1s_scanner_as_mosaics_o
 
 def test_table3_steady_state_fall_is_noise_or_not_by_its_intervals() -> None:
     def t3(steady: list[float], ci: list[float]) -> pd.DataFrame:
-        idx = pd.MultiIndex.from_tuples([("graph500-bfs", r) for r in (1.015, 1.077, 1.140)], names=["workload", "ratio"])
+        idx = pd.MultiIndex.from_tuples([("graph500-bfs", r) for r in (1.015, 1.077, 1.140)],
+                                        names=["workload", "ratio"])
         return pd.DataFrame({"first_conflict": [98.0] * 3, "first_conflict_ci": [0.3] * 3, "steady": steady,
                              "steady_ci": ci}, index=idx)
 

@@ -340,7 +340,8 @@ def fig6_claims(misses: pd.DataFrame) -> pd.DataFrame:
     def best(w: str) -> float:
         return float(red.loc[w, arities].max().max())
 
-    for i, col, (plo, phi) in ((0, "mosaic4", paper.FIG6_MOSAIC4_REDUCTION), (1, "mosaic64", paper.FIG6_MOSAIC64_REDUCTION)):
+    ranges = ((0, "mosaic4", paper.FIG6_MOSAIC4_REDUCTION), (1, "mosaic64", paper.FIG6_MOSAIC64_REDUCTION))
+    for i, col, (plo, phi) in ranges:
         if big3:
             lo, hi = span(col, big3)
             rows.append((paper.FIG6_CLAIMS[i], _span_text(lo, hi, plo, phi), range_agreement(lo, hi, plo, phi)))
@@ -358,7 +359,8 @@ def fig6_claims(misses: pd.DataFrame) -> pd.DataFrame:
     if "gups" in wls:
         g = best("gups")
         rows.append((paper.FIG6_CLAIMS[4], f"best {g:.1f} % (Mosaic-4 {span('mosaic4', ['gups'])[0]:.1f}–"
-                     f"{span('mosaic4', ['gups'])[1]:.1f} %)", "yes" if ABOUT_QUARTER[0] <= g <= ABOUT_QUARTER[1] else "no"))
+                     f"{span('mosaic4', ['gups'])[1]:.1f} %)",
+                     "yes" if ABOUT_QUARTER[0] <= g <= ABOUT_QUARTER[1] else "no"))
     else:
         rows.append((paper.FIG6_CLAIMS[4], "GUPS not run", None))
     beats = []
@@ -457,7 +459,8 @@ def table3_pool(df: pd.DataFrame) -> pd.DataFrame:
         "first_conflict_std": 100.0 * g["physmem.allocator.iceberg.first_conflict_load"].std(),
         "steady": 100.0 * g["physmem.allocator.iceberg.steady_utilisation"].mean(),
         "steady_std": 100.0 * g["physmem.allocator.iceberg.steady_utilisation"].std(),
-        "first_conflict_ci": g["physmem.allocator.iceberg.first_conflict_load"].apply(lambda v: 100.0 * t_interval(v)[1]),
+        "first_conflict_ci": g["physmem.allocator.iceberg.first_conflict_load"].apply(
+            lambda v: 100.0 * t_interval(v)[1]),
         "steady_ci": g["physmem.allocator.iceberg.steady_utilisation"].apply(lambda v: 100.0 * t_interval(v)[1]),
     })
 

@@ -171,31 +171,45 @@ def table3_findings(t3: pd.DataFrame, pool: pd.DataFrame) -> list[str]:
                    f"({_agree_words(slo, shi, min(pst), max(pst))} the paper's {min(pst):.2f}–{max(pst):.2f} %).")
     if len(t3):
         fc, st = t3["first_conflict"], t3["steady"]
-        out.append(f"With the workloads' own, much smaller pools the mean first conflicts span {num(float(fc.min()), 2)}–"
-                   f"{num(float(fc.max()), 2)} % and the steady state {num(float(st.min()), 2)}–{num(float(st.max()), 2)} %; "
-                   f"the widest 95 % interval of a first conflict is ±{num(float(t3['first_conflict_ci'].max()), 2)} "
-                   f"points here against ±{num(float(pool['first_conflict_ci'].max()), 2)} at the prototype's pool.")
-    for name, tab in (("prototype's pool", pool.assign(_w="uniform").set_index("_w", append=True).swaplevel()),
-                      ("workloads' pools", t3)):
-        falls, noise = [], []
-        for w in dict.fromkeys(tab.index.get_level_values(0)):
-            s = tab.loc[w].sort_index()
-            for (r0, a), (r1, b) in zip(s.iterrows(), list(s.iterrows())[1:]):
-                if b["steady"] < a["steady"]:
-                    overlap = (b["steady"] + b["steady_ci"]) >= (a["steady"] - a["steady_ci"])
-                    (noise if overlap else falls).append(f"{w} {r0:.3f}→{r1:.3f} ({num(a['steady'], 2)}→{num(b['steady'], 2)} %)")
-        if not len(tab):
-            continue
-        if not falls and not noise:
-            out.append(f"At the {name} the mean steady state rises with the footprint in every step, as in the paper.")
-        else:
-            out.append(f"At the {name} the mean steady state rises with the footprint except "
-                       + _list(falls + noise)
-                       + (f"; of these, {_list(noise)} {'is' if len(noise) == 1 else 'are'} within noise (the two rows' "
-                          "intervals overlap)" if noise else "")
-                       + (f"; {_list(falls)} {'is a fall' if len(falls) == 1 else 'are falls'} beyond noise"
-                          if falls else "") + ".")
+        out.append(f"With the workloads' own, much smaller pools the mean first conflicts span "
+                   f"{span(float(fc.min()), float(fc.max()), 2)} and the steady state "
+                   f"{span(float(st.min()), float(st.max()), 2)}; the widest 95 % interval of a first conflict is "
+                   f"±{num(float(t3['first_conflict_ci'].max()), 2)} points here against "
+                   f"±{num(float(pool['first_conflict_ci'].max()), 2)} at the prototype's pool.")
+    by_workload = {"uniform": pool} if len(pool) else {}
+    out += _steady_trend("prototype's pool", by_workload)
+    out += _steady_trend("workloads' pools", {w: t3.loc[w] for w in dict.fromkeys(t3.index.get_level_values(0))})
     return out
+
+
+def _steady_trend(name: str, tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Whether the mean steady state rises with the footprint (rows by
+    ratio); a fall within both rows' intervals is noise."""
+    if not tables:
+        return []
+    falls, noise, bare = [], [], []
+    for w, tab in tables.items():
+        rows = list(tab.sort_index().iterrows())
+        for (r0, a), (r1, b) in zip(rows, rows[1:]):
+            if b["steady"] >= a["steady"]:
+                continue
+            step = f"{w} {r0:.3f}→{r1:.3f} ({num(a['steady'], 2)}→{num(b['steady'], 2)} %)"
+            if math.isnan(a["steady_ci"]) or math.isnan(b["steady_ci"]):
+                bare.append(step)
+            elif b["steady"] + b["steady_ci"] >= a["steady"] - a["steady_ci"]:
+                noise.append(step)
+            else:
+                falls.append(step)
+    if not falls and not noise and not bare:
+        return [f"At the {name} the mean steady state rises with the footprint in every step, as in the paper."]
+    text = f"At the {name} the mean steady state rises with the footprint except " + _list(falls + noise + bare)
+    if noise:
+        text += f"; of these, {_list(noise)} {'is' if len(noise) == 1 else 'are'} within noise (the intervals overlap)"
+    if falls:
+        text += f"; {_list(falls)} {'is a fall' if len(falls) == 1 else 'are falls'} beyond noise"
+    if bare:
+        text += f"; {_list(bare)} cannot be judged (a row without an interval)"
+    return [text + "."]
 
 
 def _agree_words(lo: float, hi: float, plo: float, phi: float) -> str:

@@ -200,7 +200,8 @@ def reproduce(
     else:
         first = json.loads(measured.read_text(encoding="utf-8"))
     ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
-           "timing": timing, "measured": first, "redrawn": redrawn, "core_changed": _core_changed(first.get("commit"), commit)}
+           "timing": timing, "measured": first, "redrawn": redrawn,
+           "core_changed": _core_changed(first.get("commit"), commit)}
     blocks = mosaic_report.build(tabs, ctx)
     md, html = out / "report.md", out / "report.html"
     write_atomic(md, to_markdown(blocks))
