@@ -300,3 +300,11 @@ def test_inline_table_axis_values_read_as_kind_and_keys() -> None:
     assert label({"kind": "set_assoc"}) == "set_assoc"
     assert label({"pool": "4GiB"}) == "{pool=4GiB}"
     assert label(["4k", "2m"]) == "[4k, 2m]"
+
+
+def test_core_changed_is_unknown_rather_than_guessed() -> None:
+    from tessera.report.mosaic_run import _core_changed
+
+    assert _core_changed(None, "abc") is None
+    assert _core_changed("abc", "abc") is False
+    assert _core_changed("0000000", "1111111") is None  # not commits git knows
