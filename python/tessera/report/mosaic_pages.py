@@ -320,8 +320,8 @@ def fig6_claims(misses: pd.DataFrame) -> pd.DataFrame:
     two overlap (:func:`intervals.range_agreement`); the words "almost
     completely", "about half", "about a quarter" and "not significantly" are
     held to :data:`ALMOST_ALL`, :data:`ABOUT_HALF`, :data:`ABOUT_QUARTER`
-    and :data:`NOT_SIGNIFICANT`. Each workload is checked on its own and a
-    statement about several holds partly when some of them agree."""
+    and :data:`NOT_SIGNIFICANT`. Each workload is checked on its own, and a
+    statement about several holds only if it holds for each of them."""
     red = fig6_reduction(misses)
     wls = list(dict.fromkeys(misses.index.get_level_values(0)))
     big3 = [w for w in wls if w != "gups"]
@@ -333,9 +333,11 @@ def fig6_claims(misses: pd.DataFrame) -> pd.DataFrame:
         return float(v.min()), float(v.max())
 
     def all_some(flags: Sequence[bool]) -> Optional[str]:
+        # The paper's statements about several workloads are conjunctions:
+        # one workload that fails it makes it fail ('ours' shows each).
         if not flags:
             return None
-        return "yes" if all(flags) else ("partly" if any(flags) else "no")
+        return "yes" if all(flags) else "no"
 
     def best(w: str) -> float:
         return float(red.loc[w, arities].max().max())
@@ -379,9 +381,11 @@ def fig6_claims(misses: pd.DataFrame) -> pd.DataFrame:
         mos = {a: 100.0 * (1.0 - m.loc[SHADOW_ENTRIES, a] / m.loc[1, a]) for a in arities}
         worst = max(mos, key=lambda a: mos[a])
         spread.append((w, van, worst, mos[worst]))
+    ok = [m <= NOT_SIGNIFICANT for _, _, _, m in spread]
     rows.append((paper.FIG6_CLAIMS[6],
-                 "; ".join(f"{w}: DM→FA saves Mosaic-{a[6:]} {m:.0f} % (vanilla {v:.0f} %)" for w, v, a, m in spread),
-                 all_some([m <= NOT_SIGNIFICANT for _, _, _, m in spread])))
+                 "; ".join(f"{w}: DM→FA saves Mosaic-{a[6:]} {m:.0f} % (vanilla {v:.0f} %)" for w, v, a, m in spread)
+                 + f" (at most {NOT_SIGNIFICANT:g} % on {sum(ok)} of {len(ok)} workloads)",
+                 all_some(ok)))
     faw, matches = [], []
     for w in wls:
         m = misses.loc[(w, SHADOW_ENTRIES)]

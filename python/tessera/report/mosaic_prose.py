@@ -94,14 +94,15 @@ def fig6_reasons(misses: pd.DataFrame, touched_mib: Mapping[str, float]) -> list
         if arities:
             a = arities[0]
             ratio = fa.loc[w, f"mosaic{a}"] / fa.loc[w, "first_touches"] if fa.loc[w, "first_touches"] else float("nan")
-            fits.append(f"{w} ({num(fp, 0)} MiB) fits Mosaic-{a}'s reach and larger (fully associative Mosaic-{a} "
+            which = f"Mosaic-{a}'s reach" + ("" if a == paper.ARITIES[-1] else " and larger")
+            fits.append(f"{w} ({num(fp, 0)} MiB) fits {which} (fully associative Mosaic-{a} "
                         f"misses {num(ratio, 2)}× its first touches)")
     big3 = [w for w in wls if w != "gups"]
     if big3:
         lo64 = float(red.loc[red.index.get_level_values(0).isin(big3), "mosaic64"].min())
         hi64 = float(red.loc[red.index.get_level_values(0).isin(big3), "mosaic64"].max())
         where = range_agreement(lo64, hi64, *paper.FIG6_MOSAIC64_REDUCTION)
-        where_t = {"yes": "inside", "partly": "reaching outside", "no": "outside"}[where]
+        where_t = {"yes": "lies inside", "partly": "overlaps but reaches outside", "no": "lies outside"}[where]
         first = ("**Footprint against reach.** A 1024-entry Mosaic-a TLB reaches a × 4 MiB; where a workload's touched "
                  "footprint fits, that TLB misses little more than on first touches. "
                  + (f"Here {_list(fits)}. " if fits else "Here no workload's footprint fits any arity's reach. ")
@@ -350,11 +351,13 @@ def thp_against_mosaic(thp: pd.DataFrame, mosaic_pka: float) -> str:
                 f"{num(float(cov.max()), 0)} % of the footprint ({num(float(thp['huge_share'].max()), 0)} % of its "
                 "memory in 2 MiB pages).")
     k = int(np.argmax(wins))
+    below = num(float(cov[k - 1]), 0) if k else ""
     if wins[k:].all():
         return (f"THP misses less than Mosaic-8 once whole blocks cover {num(float(cov[k]), 0)} % of the footprint "
                 f"({num(float(thp['huge_share'].iloc[k]), 0)} % of its memory in 2 MiB pages: "
-                f"{num(float(miss[k]), 2)} against {num(mosaic_pka, 2)} misses per 1000 accesses) and no less below "
-                f"{num(float(cov[k - 1]), 0)} % ({num(float(miss[k - 1]), 2)}): the crossover lies between.")
+                f"{num(float(miss[k]), 2)} against {num(mosaic_pka, 2)} misses per 1000 accesses) and no less at "
+                f"{below} % and below ({num(float(miss[k - 1]), 2)} at {below} %): "
+                f"the crossover lies between {below} and {num(float(cov[k]), 0)} %.")
     return ("THP misses less than Mosaic-8 at whole-block coverages of "
             + _list([f"{num(float(c), 0)} %" for c, w in zip(cov, wins) if w]) + " but not at "
             + _list([f"{num(float(c), 0)} %" for c, w in zip(cov, wins) if not w]) + ": no single crossover.")

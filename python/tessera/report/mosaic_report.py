@@ -133,8 +133,8 @@ def _fig6(t: Mapping[str, pd.DataFrame]) -> list[Block]:
              f"best reduction of at least {mp.ALMOST_ALL:g} %, 'about half' {mp.ABOUT_HALF[0]:g}–{mp.ABOUT_HALF[1]:g} %, "
              f"'about a quarter' {mp.ABOUT_QUARTER[0]:g}–{mp.ABOUT_QUARTER[1]:g} %, and 'not significantly impacted by "
              f"associativity' that going from direct-mapped to fully associative saves at most {mp.NOT_SIGNIFICANT:g} % "
-             "of a mosaic TLB's misses at every arity. A statement about several workloads holds partly when it "
-             "holds for some of them."),
+             "of a mosaic TLB's misses at every arity. A statement about several workloads holds only if it holds "
+             "for each of them ('ours' gives each)."),
         Para("Why our reductions differ from the paper's:"),
         Bullets(prose.fig6_reasons(m, touched)),
         Heading(3, "The gem5 model's vanilla set index"),
@@ -323,7 +323,9 @@ def _same_params(scale: str) -> bool:
 def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
     timing = ctx.get("measured", ctx["timing"])
     now = ctx["timing"]
-    parts = ", ".join(f"{k[: -len('_sweep_s')]} {_minutes(v)}" for k, v in timing.items() if k.endswith("_sweep_s"))
+    order = ["fig6", "pool", "probe", "pressure", "beyond-probe", "beyond"]
+    swept = {k[: -len("_sweep_s")]: v for k, v in timing.items() if k.endswith("_sweep_s")}
+    parts = ", ".join(f"{k} {_minutes(swept[k])}" for k in sorted(swept, key=lambda k: (order + [k]).index(k)))
     redrawn = ""
     if ctx.get("redrawn", timing is not now):
         redrawn = (f" This copy of the report was redrawn from the store in {_minutes(now['total_s'])}; the times "
