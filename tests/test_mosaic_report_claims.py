@@ -45,6 +45,10 @@ def test_t_interval_and_paired_interval() -> None:
     assert intervals.within(lo, hi, 10) and not intervals.within(float("nan"), 1.0)
 
 
+def test_prose_numbers_have_no_negative_zero() -> None:
+    assert prose.num(-0.04) == "0.0" and prose.num(-1.25) == "−1.2" and prose.span(-0.3, -0.01) == "−0.3 to 0.0 %"
+
+
 def test_ranges_are_compared_as_ranges() -> None:
     # The case: ours 97.1–99.5 % against the paper's 11–98 % is not plain agreement.
     assert intervals.range_agreement(97.1, 99.5, 11, 98) == "partly"

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 STUDY = "mosaic-pages"
-#: ``quick`` runs in under five minutes on 2 cores, ``full`` in under thirty;
+#: ``quick`` runs in under five minutes on 2 cores, ``full`` in about thirty;
 #: ``tiny`` only checks the pipeline (tests), its numbers mean nothing.
 SCALES = ("full", "quick", "tiny")
 

@@ -39,7 +39,10 @@ def num(x: float, digits: int = 1) -> str:
     """A number for prose: ``—`` for NaN, a true minus sign."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    return f"{x:.{digits}f}".replace("-", "−")
+    text = f"{x:.{digits}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")  # −0.0 reads as a sign the number does not have
+    return text.replace("-", "−")
 
 
 def span(lo: float, hi: float, digits: int = 1, unit: str = " %") -> str:
