@@ -57,8 +57,9 @@ def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]
     return [
         Heading(1, "Reproduction: Mosaic Pages"),
         Para(f"Paper: {paper.CITATION}. This report re-runs its Fig. 6 (TLB misses of a mosaic TLB), Table 3 "
-             "(memory utilisation of the Iceberg allocator with Horizon LRU) and Table 4 (swap I/O against the paper's "
-             "Linux and against two baselines that isolate placement) on Tessera's own workloads and models, and asks "
+             "(memory utilisation of the Iceberg allocator with Horizon LRU) and Table 4 (swap I/O against a Linux-like "
+             "baseline, as the paper's, and against exact LRU and Horizon LRU over the buddy allocator, the latter "
+             "differing from Mosaic in placement only) on Tessera's own workloads and models, and asks "
              "a question the paper does not (as memory fragments, where does THP stop beating Mosaic-8?). "
              "Sentences that compare are computed from the tables; a mean over seeds carries its 95 % t-interval and "
              "a difference inside its interval is called within noise. "
