@@ -3,7 +3,10 @@ sweeps it asks for, and one end-to-end run at the test-only `tiny` scale."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +48,14 @@ def test_pressure_and_beyond_list_their_runs_one_by_one() -> None:
     probes = pd.DataFrame({"workload": list(mp.PRESSURE_WORKLOADS), "os.pages_4k": [30_000, 40_000, 50_000],
                            **{f"pagetable.nodes_l{i}": [60, 1, 1] for i in (1, 2, 3, 4)}})
     spec = mp.pressure_spec("quick", probes)
-    n = len(mp.PRESSURE_WORKLOADS) * len(mp.ratios_for("quick")) * mp.seeds_for("quick") * 2
+    n = len(mp.PRESSURE_WORKLOADS) * len(mp.ratios_for("quick")) * mp.seeds_for("quick") * len(mp.ARMS)
     assert all(len(v) == n for k, v in spec["axes"].items() if k != "zip")
     assert spec["axes"]["zip"] == [[k for k in spec["axes"] if k != "zip"]]
-    beyond = mp.beyond_spec("quick", "/x/m.toml")
-    assert len(beyond["axes"]["workload"]) == len(mp.WORKLOADS) * len(mp.FRAGMENTATION["quick"]) * len(mp.DESIGNS)
+    bp = pd.DataFrame({"workload": list(mp.WORKLOADS), "os.pages_4k": [9000, 12000, 400_000, 8000]})
+    beyond = mp.beyond_spec("quick", "m.toml", bp)
+    # Per workload: Mosaic-8 once (fragmentation cannot change it), THP and CoLT at every coverage.
+    assert len(beyond["axes"]["workload"]) == len(mp.WORKLOADS) * (1 + 2 * len(mp.COVERAGE["quick"]))
+    assert beyond["machine"] == "m.toml"
     # Paper ratios: Table 3's footprints over the 4 GiB pool.
     assert [round(fp / 4096, 3) for fp in (4158, 4413, 4669, 4924)] == list(mp.ratios_for("full")[:4])
 
@@ -80,12 +86,12 @@ def test_fig6_reduction_is_against_vanilla_at_the_same_ways() -> None:
 
 def test_table4_difference_is_percent_less_swap_with_mosaic() -> None:
     rows = []
-    for alloc, io in (("buddy", 1000), ("iceberg", 800)):
+    for arm, io in (("linux_like", 1000), ("mosaic", 800)):
         for seed in (0, 1):
-            rows.append({"workload": "btree", "ratio": 1.2, "allocator": alloc, "seed": seed, "footprint_mib": 10.0,
+            rows.append({"workload": "btree", "ratio": 1.2, "arm": arm, "seed": seed, "footprint_mib": 10.0,
                          "swap.pages_in": io / 2 + seed, "swap.pages_out": io / 2 - seed})
     t4 = mp.table4(pd.DataFrame(rows))
-    assert t4.loc[("btree", 1.2), "difference"] == pytest.approx(20.0)
+    assert t4.loc[("btree", 1.2), "diff_linux_like"] == pytest.approx(20.0)
 
 
 # ------------------------------------------------------------ end to end
@@ -135,13 +141,48 @@ def test_tiny_tables_have_the_right_shape_and_sane_values(tiny: Path) -> None:
     t4 = _csv(tiny, "table4", 2)
     assert len(t4) == len(t3)
     top = t4.xs(max(mp.ratios_for("tiny")), level="ratio")
-    assert (top["linux"] > 0).all() and (top["mosaic"] > 0).all()
+    assert all((top[a] > 0).all() for a in mp.ARMS)
+    # Horizon LRU over buddy is exact LRU victim for victim.
+    assert (t4["horizon"] == t4["lru"]).all()
+    hc = pd.read_csv(tiny / "data" / "horizon_check.csv", index_col=0)
+    assert int(hc["equal"].iloc[0]) == int(hc["compared"].iloc[0]) > 0
     bt = _csv(tiny, "beyond", 3)
-    assert len(bt) == len(mp.WORKLOADS) * len(mp.FRAGMENTATION["tiny"]) * len(mp.DESIGNS)
+    assert len(bt) == len(mp.WORKLOADS) * (2 + 2 * len(mp.COVERAGE["tiny"]))
     assert (bt["walks_pka"] <= bt["misses_pka"] + 1e-9).all()
-    thp0 = bt.xs((0.0, "thp"), level=("fragmentation", "design"))
-    thp1 = bt.xs((1.0, "thp"), level=("fragmentation", "design"))
-    assert (thp0["huge_share"] > 0).all() and (thp1["huge_share"] == 0).all()
+    thp = bt.xs("thp", level="design")
+    assert (thp[thp["whole_pct"] == 0]["huge_share"] == 0).all()
+    assert (thp[thp["whole_pct"] > 100]["huge_share"] > 0).all()
+
+
+def test_tiny_report_text_holds_to_the_paper_and_its_intervals(tiny: Path) -> None:
+    md = (tiny / "report.md").read_text(encoding="utf-8")
+    # Item 2: the 1 s scanner ran for Mosaic only.
+    assert "for both" not in md and "only its Mosaic ran the 1 s accessed-bit scanner" in md
+    # Item 1: three baselines and which one the paper's numbers are.
+    for arm in mp.BASELINES:
+        assert mp.ARM_LABEL[arm] in md
+    assert "the paper's Table 4 is the Linux-like comparison" in md
+    # Item 3: intervals everywhere seeds are.
+    assert "95 % t-interval" in md and "(noise)" in md or "within noise" in md
+    # Item 7: provenance.
+    assert "allocator, not Iceberg" in md and "simulated with the code of commit" in md
+    timing = json.loads((tiny / "data" / "timing.json").read_text(encoding="utf-8"))
+    assert "commit" in timing
+
+
+def test_a_moved_report_directory_still_runs_and_loads(tiny: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere" / "report"
+    shutil.copytree(tiny, moved)
+    for f in (moved / "sweeps").glob("*.toml"):
+        # The header comment quotes the command as typed; the sweep itself names no absolute path.
+        text = "\n".join(ln for ln in f.read_text(encoding="utf-8").splitlines() if not ln.startswith("#"))
+        assert str(tiny) not in text and not re.search(r'^machine = "/', text, re.M), f.name
+    assert 'machine = "beyond-machine.toml"' in (moved / "sweeps" / "beyond.toml").read_text(encoding="utf-8")
+    df = tessera.sweep(str(moved / "sweeps" / "beyond.toml"), store=str(moved / "store.sqlite"))
+    assert df.attrs["sweep"]["computed"] == 0 and len(df) > 0
+    r = tessera.reproduce("mosaic-pages", out=moved, scale="tiny", jobs=1)
+    assert r.timing["computed"] == 0
+    assert "Results are kept in `store.sqlite`" in r.report_md.read_text(encoding="utf-8")
 
 
 def test_rerun_reuses_the_store(tiny: Path) -> None:

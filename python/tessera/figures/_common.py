@@ -187,7 +187,16 @@ def _same_dimension(col: str) -> set[str]:
 
 
 def label(value: Any) -> str:
-    """The text a value is shown and matched as (``512.0`` → ``"512"``, ``None`` → ``"none"``)."""
+    """The text a value is shown and matched as (``512.0`` → ``"512"``, ``None`` → ``"none"``;
+    an inline table by its ``kind`` with its other keys in brackets,
+    ``{ kind = "coalescing", group = 8 }`` → ``"coalescing (group=8)"``; a list as ``[a, b]``)."""
+    if isinstance(value, Mapping):
+        rest = ", ".join(f"{k}={label(v)}" for k, v in value.items() if k != "kind")
+        if "kind" in value:
+            return label(value["kind"]) + (f" ({rest})" if rest else "")
+        return "{" + rest + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(label(v) for v in value) + "]"
     if value is None or (not isinstance(value, (str, list, tuple, dict)) and pd.isna(value)):
         return "none"
     if isinstance(value, (bool, np.bool_)):

@@ -53,9 +53,12 @@ def _workload_table(parts: Mapping[str, pd.DataFrame], scale: str) -> pd.DataFra
 
 def tables(fig6: pd.DataFrame, pool: pd.DataFrame, pressure: pd.DataFrame, beyond: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Every table of the report from the sweeps' DataFrames (``pressure``
-    already labelled by :func:`mosaic_pages.label_pressure`)."""
+    already labelled by :func:`mosaic_pages.label_pressure`; ``beyond`` the
+    beyond probe's and the beyond sweep's runs together)."""
     misses = mp.fig6_misses(fig6)
+    equal, compared = mp.horizon_is_lru(pressure)
     return {
+        "horizon_check": pd.DataFrame({"equal": [equal], "compared": [compared]}),
         "fig6_misses": misses,
         "fig6_reduction": mp.fig6_reduction(misses),
         "fig6_claims": mp.fig6_claims(misses),
@@ -64,6 +67,43 @@ def tables(fig6: pd.DataFrame, pool: pd.DataFrame, pressure: pd.DataFrame, beyon
         "table4": mp.table4(pressure),
         "beyond": mp.beyond_table(beyond),
     }
+
+
+def _located(spec: Mapping[str, Any], sweeps_dir: Path) -> dict[str, Any]:
+    """``spec`` with a relative machine file resolved against ``sweeps_dir``,
+    where the written sweep file names it relative to itself (so the report
+    directory can be moved and its sweep files still run)."""
+    out = dict(spec)
+    m = out.get("machine")
+    if isinstance(m, str) and m.endswith(".toml") and not Path(m).is_absolute():
+        out["machine"] = str((sweeps_dir / m).resolve())
+    return out
+
+
+def _shown(path: str, out: Path) -> str:
+    """``path`` relative to the report directory when it lies inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(out.resolve()))
+    except ValueError:
+        return path
+
+
+def _core_changed(a: Optional[str], b: Optional[str]) -> Optional[bool]:
+    """Whether the simulator's sources (``crates/``) differ between commits
+    ``a`` and ``b``; None when that cannot be told (no git, unknown commit)."""
+    import subprocess
+
+    if not a or not b:
+        return None
+    if a == b:
+        return False
+    here = Path(__file__).resolve().parent
+    try:
+        r = subprocess.run(["git", "-C", str(here), "diff", "--quiet", a, b, "--", ":/crates"],
+                           capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: False, 1: True}.get(r.returncode)
 
 
 def _run(spec: Mapping[str, Any], store: str, executor: Any, jobs: Optional[int], force: bool, progress: bool) -> pd.DataFrame:
@@ -94,12 +134,14 @@ def reproduce(
 
     mp._check_scale(scale)
     t_start = time.perf_counter()
+    # The code that simulates is the code at the start (the checkout may move on during a long run).
+    commit = _commit()
     out = Path(out)
     (out / "sweeps").mkdir(parents=True, exist_ok=True)
     store = str(store) if store is not None else str(out / "store.sqlite")
     if command is None:
         command = f"python -c 'import tessera; tessera.reproduce(\"{mp.STUDY}\", out=\"{out}\", scale=\"{scale}\")'"
-    machine = out / "sweeps" / "beyond-machine.toml"
+    machine = out / "sweeps" / mp.BEYOND_MACHINE_FILE
     write_atomic(machine, mp.BEYOND_MACHINE)
 
     timing: dict[str, float] = {}
@@ -110,7 +152,7 @@ def reproduce(
         write_atomic(out / "sweeps" / f"{part}.toml",
                      sweep_toml(spec, f"Mosaic Pages reproduction, {part} ({scale} scale), written by:\n  {command}"))
         t0 = time.perf_counter()
-        df = _run(spec, store, executor, jobs, force, progress)
+        df = _run(_located(spec, out / "sweeps"), store, executor, jobs, force, progress)
         timing[f"{part}_sweep_s"] = time.perf_counter() - t0
         reports.append(df.attrs.get("sweep", {}))
         runs[part] = df
@@ -121,11 +163,13 @@ def reproduce(
     probe = sweep("probe", mp.probe_spec(scale))
     pressure = mp.label_pressure(sweep("pressure", mp.pressure_spec(scale, probe)), probe, scale)
     runs["pressure"] = pressure
-    beyond = sweep("beyond", mp.beyond_spec(scale, str(machine.resolve())))
+    beyond_probe = sweep("beyond-probe", mp.beyond_probe_spec(scale, mp.BEYOND_MACHINE_FILE))
+    beyond = sweep("beyond", mp.beyond_spec(scale, mp.BEYOND_MACHINE_FILE, beyond_probe))
+    beyond = pd.concat([beyond_probe, beyond], ignore_index=True)
 
     t1 = time.perf_counter()
     tabs = tables(fig6, pool, pressure, beyond)
-    tabs["workloads"] = _workload_table({"fig6": fig6, "pressure": probe}, scale)
+    tabs["workloads"] = _workload_table({"fig6": fig6, "pressure": probe, "beyond": beyond_probe}, scale)
     data = out / "data"
     data.mkdir(exist_ok=True)
     for key, t in tabs.items():
@@ -149,13 +193,15 @@ def reproduce(
     # The run time the report states is that of the invocation that ran the
     # simulations: a rerun that only redraws from the store keeps it.
     measured = data / "timing.json"
-    if timing["computed"] > 0 or not measured.exists():
-        write_atomic(measured, json.dumps({"command": command, **timing}, indent=2, sort_keys=True) + "\n")
-        first = timing
+    redrawn = not (timing["computed"] > 0 or not measured.exists())
+    if not redrawn:
+        first = {"command": command, "commit": commit, **timing}
+        write_atomic(measured, json.dumps(first, indent=2, sort_keys=True) + "\n")
     else:
         first = json.loads(measured.read_text(encoding="utf-8"))
-    ctx = {"scale": scale, "command": command, "store": store, "version": __version__, "commit": _commit(),
-           "timing": timing, "measured": first}
+    ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
+           "timing": timing, "measured": first, "redrawn": redrawn,
+           "core_changed": _core_changed(first.get("commit"), commit)}
     blocks = mosaic_report.build(tabs, ctx)
     md, html = out / "report.md", out / "report.html"
     write_atomic(md, to_markdown(blocks))
