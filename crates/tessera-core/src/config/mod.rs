@@ -114,7 +114,16 @@ fn load_table(source: &ConfigSource, depth: u32) -> Result<toml::Table> {
             parse_toml(p.toml, &format!("preset {name}"))?
         }
         ConfigSource::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display().to_string(), e))?;
+            // A machine file that cannot be read is a config mistake (exit 2), named by its path.
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such machine file".to_string(),
+                    std::io::ErrorKind::IsADirectory => "is a directory, not a machine file".to_string(),
+                    std::io::ErrorKind::InvalidData => "not a text file (invalid UTF-8)".to_string(),
+                    _ => format!("cannot read the machine file: {e}"),
+                };
+                Error::config(path.display().to_string(), why)
+            })?;
             parse_toml(&text, &path.display().to_string())?
         }
         ConfigSource::Text(text) => parse_toml(text, "config")?,

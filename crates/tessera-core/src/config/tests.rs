@@ -314,3 +314,11 @@ fn invalid_toml_gives_line_and_column() {
     assert!(e.contains("invalid TOML at line 3, column 9"), "{e}");
     assert_eq!(line_column("ab\ncdé\nf", 7), (2, 4));
 }
+
+/// A machine file that cannot be read is a config error naming it (exit 2), not an I/O error.
+#[test]
+fn unreadable_machine_file_is_a_config_error() {
+    let e = load(&ConfigSource::File("no/such/machine.toml".into()), &[]).unwrap_err();
+    assert!(matches!(&e, Error::Config { path, .. } if path == "no/such/machine.toml"), "{e}");
+    assert!(e.to_string().contains("no such machine file"), "{e}");
+}
