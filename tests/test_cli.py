@@ -227,7 +227,7 @@ def test_compare(cli, tmp_path):
 def test_compare_bad_file(cli, tmp_path):
     (tmp_path / "x.json").write_text("{}")
     r = cli("compare", "x.json", "x.json")
-    assert r.code == 1
+    assert r.code == 2  # a usage error: not a result file
     assert r.err.startswith("tessera: error: x.json")
 
 

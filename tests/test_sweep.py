@@ -263,7 +263,7 @@ def test_cli_errors(cli, tmp_path: Path):
     write_sweep(tmp_path)
     cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "1")
     r = cli("results", "show", "ffffff", "--store", "s.sqlite")
-    assert r.code == 1 and "no run" in r.err
+    assert r.code == 2 and "no run" in r.err
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
