@@ -84,7 +84,9 @@ fn parse_toml(text: &str, origin: &str) -> Result<toml::Table> {
             let (line, column) = line_column(text, span.start);
             format!(" at line {line}, column {column}")
         });
-        Error::config(origin, format!("invalid TOML{}: {}", at.unwrap_or_default(), e.message().trim_end()))
+        // toml's message may run over lines ("invalid table header\nexpected `.`, `]`"): one line reads better.
+        let msg = e.message().trim_end().replace('\n', "; ");
+        Error::config(origin, format!("invalid TOML{}: {msg}", at.unwrap_or_default()))
     })
 }
 
