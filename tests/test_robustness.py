@@ -48,9 +48,11 @@ def test_huge_tlb_is_a_config_error_not_an_abort(tmp_path: Path):
 @pytest.mark.parametrize(
     "overrides, key",
     [
+        (["mmu.tlb.l2_tlb.entries=2147483648", "mmu.tlb.l2_tlb.ways=\"full\""], "mmu.tlb.l2_tlb.entries"),
         (["mmu.shadow.big={ entries = 2147483648, ways = \"full\" }"], "mmu.shadow.big.entries"),
         (["mmu.psc.pde.entries=4294967296", "mmu.psc.pde.ways=\"full\""], "mmu.psc.pde.entries"),
         (["cache.llc.size=\"512GiB\"", "cache.llc.ways=\"full\""], "cache.llc.size"),
+        (["cache.l2.prefetcher={ kind = \"stride\", table_entries = 2147483648 }"], "cache.l2.prefetcher.table_entries"),
     ],
 )
 def test_huge_structures_raise_in_python(overrides, key):
@@ -158,6 +160,7 @@ def test_invalid_toml_in_a_machine_file_gives_line_and_column(cli, tmp_path: Pat
     (tmp_path / "bad.toml").write_text('inherit = "tlb_only"\n[physmem\ncapacity = 1\n')
     r = cli("run", "--config", "bad.toml", *SMALL_SYNTHETIC, "-q")
     assert r.code == EXIT_CONFIG and "bad.toml" in r.err and "line 2, column 9" in r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "16777217", "many"])
