@@ -217,3 +217,22 @@ def test_results_ls_is_whole_when_piped_and_machine_readable(cli, tmp_path: Path
     assert [r["mmu.tlb.l2_tlb.entries"] for r in runs] == [256, 512]
     failures = json.loads(cli("results", "ls", "--store", "s.sqlite", "--failures", "--format", "json").out)
     assert failures == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "-q", "--out", "{out}"],
+        ["trace", "convert", str(SORT_TRACE), "{out}", "--to", "lackey"],
+        ["trace", "record-workload", "gups", "-o", "{out}"],
+        ["sweep", "{sweep}", "--store", "s.sqlite", "-q", "--json", "{out}"],
+        ["bench", "--quick", "--json", "{out}"],
+    ],
+)
+@pytest.mark.parametrize("out", ["no/such/x.json", "."])
+def test_an_output_file_in_a_missing_directory_or_a_directory_is_a_usage_error(cli, tmp_path: Path, args, out):
+    sweep = _sweep(tmp_path)
+    r = cli(*[a.format(out=out, sweep=sweep) for a in args])
+    assert r.code == EXIT_CONFIG, r.err
+    assert ("'no/such' does not exist" if out != "." else "is a directory") in r.err
+    assert not (tmp_path / "s.sqlite").exists()

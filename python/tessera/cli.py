@@ -75,6 +75,18 @@ class _Usage(Exception):
     """A command-line mistake found after parsing (exit 2)."""
 
 
+def check_output_file(option: str, path: Any) -> None:
+    """A file the command will write: its directory must exist and it must
+    not be a directory, checked before any work so the mistake costs nothing
+    (exit 2) and never surfaces as an OS error about a temporary file."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise _Usage(f"{option} {path}: directory {str(parent)!r} does not exist")
+    if p.is_dir():
+        raise _Usage(f"{option} {path}: is a directory; name a file")
+
+
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub)parser of the command that ``args`` ran, so a usage error
     shows that command's usage (``tessera trace record ...``), not the top level's."""
@@ -470,9 +482,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.out is not None:
         out_path = Path(args.out)
         fmt = fmt or ("csv" if out_path.suffix.lower() == ".csv" else "json")
-        parent = out_path.parent if str(out_path.parent) else Path(".")
-        if not parent.is_dir():
-            raise _Usage(f"--out: directory {str(parent)!r} does not exist")
+        check_output_file("--out", args.out)
     elif fmt is not None:
         raise _Usage("--format needs --out FILE")
 
@@ -524,10 +534,7 @@ def cmd_record(args: argparse.Namespace, err: Console) -> int:
         command = command[1:]
     if not command:
         raise _Usage("trace record needs a program to run: tessera trace record -o FILE -- PROGRAM ARGS...")
-    out_path = Path(args.output)
-    parent = out_path.parent if str(out_path.parent) else Path(".")
-    if not parent.is_dir():
-        raise _Usage(f"--output: directory {str(parent)!r} does not exist")
+    check_output_file("--output", args.output)
 
     def status(msg: str) -> None:
         if not args.quiet:
@@ -576,9 +583,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cmd_record(args, err)
     if args.trace_command == "record-workload":
         params = _params(args.params)
-        out_dir = Path(args.output).parent
-        if str(out_dir) and not out_dir.is_dir():
-            raise _Usage(f"--output: directory {str(out_dir)!r} does not exist")
+        check_output_file("--output", args.output)
         if should_show(sys.stderr, args.quiet):
             with ProgressBar(f"record {args.workload}", console=err) as bar:
                 s = api.record_workload(args.workload, args.output, params, seed=args.seed, progress=bar)
@@ -592,6 +597,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
             )
         return EXIT_OK
     if args.trace_command == "convert":
+        check_output_file("OUT", args.output)
         to = args.to
         if to is None:
             to = api.trace_format_for(args.output)
@@ -726,6 +732,8 @@ def _bench_workloads(args: argparse.Namespace, out: Console, err: Console) -> in
 
 
 def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.json:
+        check_output_file("--json", args.json)
     if args.workload or args.generators:
         return _bench_workloads(args, out, err)
     if args.sweep:

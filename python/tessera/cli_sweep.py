@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -82,10 +81,12 @@ def _fmt_s(s: float) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from tessera.cli import EXIT_ERROR, EXIT_OK, _Usage
+    from tessera.cli import EXIT_ERROR, EXIT_OK, _Usage, check_output_file
 
     if args.jobs is not None and args.jobs < 1:
         raise _Usage(f"--jobs must be at least 1, not {args.jobs}")
+    if args.json:
+        check_output_file("--json", args.json)
     executor = args.scheduler or None
     show = should_show(sys.stderr, args.quiet)
 
@@ -157,15 +158,13 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     action = args.results_command
     if action == "export":
-        from tessera.cli import _Usage
+        from tessera.cli import _Usage, check_output_file
 
         try:
             fmt = results_mod.export_format(args.out, args.format)
         except ValueError as e:
             raise _Usage(str(e)) from None
-        parent = os.path.dirname(args.out) or "."
-        if not os.path.isdir(parent):
-            raise _Usage(f"{args.out}: directory {parent!r} does not exist")
+        check_output_file("OUT", args.out)
         p = results_mod.export(args.store, args.out, fmt, args.sweep)
         err.print(f"wrote {p}", markup=False, highlight=False)
         return EXIT_OK
