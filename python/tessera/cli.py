@@ -17,8 +17,9 @@
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
 Exit status: 0 on success, 2 for config and usage errors (a missing or
-unreadable machine, sweep or result file, a run or sweep the store does not
-have, and results too different to compare), 3 for trace errors (a missing trace file included),
+unreadable machine, sweep or result file, an output file in a missing
+directory, a run or sweep the store does not have, and results too different
+to compare), 3 for trace errors (a missing trace file included),
 4 when the simulated machine runs out of memory, 5 when an external tool
 (valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
 results store is damaged or not a Tessera store, 1 for any other error
