@@ -226,6 +226,9 @@ def simulate(
     the exception propagates. ``progress=True`` draws a progress bar on
     stderr. Ctrl-C stops the run with ``KeyboardInterrupt``.
 
+    ``seed`` seeds every random choice: a whole number from 0 to 2^64 - 1
+    (anything else is a :class:`~tessera.ConfigError` at ``seed``).
+
     Raises :class:`~tessera.ConfigError`, :class:`~tessera.TraceError`,
     :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
     """
