@@ -144,7 +144,8 @@ def test_unknown_sweep_or_run_in_a_store_exits_2(cli, tmp_path: Path):
 
 def test_compare_given_a_trace_exits_2(cli):
     r = cli("compare", SORT_TRACE, SORT_TRACE)
-    assert r.code == EXIT_CONFIG and "not a JSON result file" in r.err
+    assert r.code == EXIT_CONFIG and "not a JSON result file (binary data)" in r.err
+    assert "tessera run --out FILE.json" in r.err and "codec" not in r.err
 
 
 def test_reproduce_into_an_existing_file_exits_2(cli, tmp_path: Path):
