@@ -227,7 +227,7 @@ def test_compare(cli, tmp_path):
 def test_compare_bad_file(cli, tmp_path):
     (tmp_path / "x.json").write_text("{}")
     r = cli("compare", "x.json", "x.json")
-    assert r.code == 1
+    assert r.code == 2  # a usage error: not a result file
     assert r.err.startswith("tessera: error: x.json")
 
 
@@ -469,7 +469,7 @@ def test_size_limits_in_plain_english(cli):
     assert "..=" not in r.err
     r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--footprint", "2TiB", "-q")
     assert r.code == 2 and "1 TiB" in r.err and "2^40" not in r.err
-    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--set", "mmu.tlb.l2_tlb.entries=-1", "-q")
+    r = cli("run", "--preset", "tlb_only", *SMALL_SYNTHETIC, "--set", "mmu.tlb.l2_tlb.latency=-1", "-q")
     assert r.code == 2
     assert "must be a whole number from 0 to 4294967295, not -1" in r.err and "u32" not in r.err
 

@@ -567,7 +567,7 @@ def test_cli_plot_errors(cli, tmp_path, tiny_store):
     r = cli("plot", "lines", "--store", tiny_store, "--y", "walks_pki", "-o", "x.png")
     assert r.code == 2 and "plot lines needs --x COL" in r.err
     r = cli("plot", "bars", "--store", tiny_store, "--sweep", "nope", "--y", "walks_pki", "-o", "x.png")
-    assert r.code == 1 and "no sweep 'nope'" in r.err
+    assert r.code == 2 and "no sweep 'nope'" in r.err
     r = cli("plot", "bars", "--store", tmp_path / "none.sqlite", "--y", "walks_pki", "-o", "x.png")
     assert r.code != 0 and "no results store here" in r.err
     assert not (tmp_path / "none.sqlite").exists()

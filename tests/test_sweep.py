@@ -263,7 +263,7 @@ def test_cli_errors(cli, tmp_path: Path):
     write_sweep(tmp_path)
     cli("sweep", "sweep.toml", "--store", "s.sqlite", "-j", "1")
     r = cli("results", "show", "ffffff", "--store", "s.sqlite")
-    assert r.code == 1 and "no run" in r.err
+    assert r.code == 2 and "no run" in r.err
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
@@ -364,7 +364,7 @@ def test_cli_forget_and_load_all(cli, tmp_path: Path):
     df = tessera.results.load(tmp_path / "s.sqlite")  # results stay, without a sweep
     assert len(df) == 2 and df["sweep"].isna().all()
     r = cli("results", "ls", "--store", "s.sqlite", "--sweep", "cli")
-    assert r.code == 1 and "no sweep 'cli'" in r.err
+    assert r.code == 2 and "no sweep 'cli'" in r.err
 
 
 def test_trace_and_machine_axes(tmp_path: Path):

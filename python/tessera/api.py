@@ -160,6 +160,27 @@ def _overrides(overrides: Union[Iterable[str], Mapping[str, Any]]) -> list[str]:
     return [str(o) for o in overrides]
 
 
+#: Seeds are unsigned 64-bit numbers in the core.
+SEED_MAX = 2**64 - 1
+
+
+def seed_problem(seed: Any) -> Optional[str]:
+    """Why ``seed`` is not a seed (a whole number from 0 to 2^64 - 1), or None."""
+    if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed <= SEED_MAX:
+        return None
+    return f"must be a whole number from 0 to {SEED_MAX}, not {seed!r}"
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int, or :class:`~tessera.ConfigError` at key ``seed``."""
+    problem = seed_problem(seed)
+    if problem is not None:
+        e = _core.ConfigError(f"config error at `seed`: {problem}")
+        e.path, e.allowed = "seed", []
+        raise e
+    return int(seed)
+
+
 def simulate(
     config: ConfigLike,
     trace: Optional[PathLike] = None,
@@ -205,9 +226,13 @@ def simulate(
     the exception propagates. ``progress=True`` draws a progress bar on
     stderr. Ctrl-C stops the run with ``KeyboardInterrupt``.
 
+    ``seed`` seeds every random choice: a whole number from 0 to 2^64 - 1
+    (anything else is a :class:`~tessera.ConfigError` at ``seed``).
+
     Raises :class:`~tessera.ConfigError`, :class:`~tessera.TraceError`,
     :class:`~tessera.SimulatedOutOfMemory` or :class:`~tessera.TesseraError`.
     """
+    seed = check_seed(seed)
     kind, value = source_of(config)
     mem = _memory_args(accesses, trace, synthetic, workload, params)
     if mem is not None:
@@ -217,9 +242,9 @@ def simulate(
     else:
         trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
         # Hashing the trace first also turns a missing file into a TraceError naming it.
-        sid = _source_id(trace_path, synth, wl, int(seed))
+        sid = _source_id(trace_path, synth, wl, seed)
         label = _source_label(trace_path, synth, wl)
-    args = (kind, value, _overrides(overrides), trace_path, synth, int(seed))
+    args = (kind, value, _overrides(overrides), trace_path, synth, seed)
     warm = warmup_text(warmup)
     if progress is True:
         from tessera.progress import ProgressBar
@@ -271,7 +296,7 @@ def source_id(
     a content hash for a trace, name and resolved parameters for a workload,
     every parameter and the seed for a synthetic stream."""
     trace_path, synth, wl = _source_args(trace, synthetic, workload, params)
-    return _source_id(trace_path, synth, wl, int(seed))
+    return _source_id(trace_path, synth, wl, check_seed(seed))
 
 
 def warmup_text(warmup: Union[int, str, None]) -> Optional[str]:
@@ -316,7 +341,7 @@ def bench(
             _overrides(overrides),
             trace_path,
             synth,
-            int(seed),
+            check_seed(seed),
             champsim_ifetch,
             champsim_access_size,
             wl,
@@ -348,15 +373,15 @@ def record_workload(
         from tessera.progress import ProgressBar
 
         with ProgressBar(f"record {name}") as bar:
-            return dict(_core.record_workload(name, wparams, int(seed), out, bar))
-    return dict(_core.record_workload(name, wparams, int(seed), out, progress or None))
+            return dict(_core.record_workload(name, wparams, check_seed(seed), out, bar))
+    return dict(_core.record_workload(name, wparams, check_seed(seed), out, progress or None))
 
 
 def bench_workload(workload: str, params: Optional[Mapping[str, Any]] = None, *, seed: int = 0) -> dict[str, Any]:
     """Time a workload's generator alone (no simulator):
     ``{"workload", "accesses", "instructions", "seconds", "accesses_per_sec"}``."""
     name, wparams = _workload_args(workload, params)
-    return dict(_core.bench_workload(name, wparams, int(seed)))
+    return dict(_core.bench_workload(name, wparams, check_seed(seed)))
 
 
 def resolve_config(config: ConfigLike, overrides: Union[Iterable[str], Mapping[str, Any]] = ()) -> str:

@@ -16,8 +16,10 @@
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
 
-Exit status: 0 on success, 2 for config and usage errors (and results too
-different to compare), 3 for trace errors (a missing trace file included),
+Exit status: 0 on success, 2 for config and usage errors (a missing or
+unreadable machine, sweep or result file, an output file in a missing
+directory, a run or sweep the store does not have, and results too different
+to compare), 3 for trace errors (a missing trace file included),
 4 when the simulated machine runs out of memory, 5 when an external tool
 (valgrind, qemu, gcc, the recorded program) is missing or fails, 6 when the
 results store is damaged or not a Tessera store, 1 for any other error
@@ -39,10 +41,11 @@ from typing import Any, Callable, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tessera import api, cli_plot, cli_sweep, summary
+from tessera import api, cli_plot, cli_sweep, listing, summary
 from tessera.errors import (
     ConfigError,
     IncomparableResults,
+    ResultFileError,
     SimulatedOutOfMemory,
     StoreError,
     TesseraError,
@@ -71,6 +74,18 @@ BENCH_QUICK_ACCESSES = 1_000_000
 
 class _Usage(Exception):
     """A command-line mistake found after parsing (exit 2)."""
+
+
+def check_output_file(option: str, path: Any) -> None:
+    """A file the command will write: its directory must exist and it must
+    not be a directory, checked before any work so the mistake costs nothing
+    (exit 2) and never surfaces as an OS error about a temporary file."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise _Usage(f"{option} {path}: directory {str(parent)!r} does not exist")
+    if p.is_dir():
+        raise _Usage(f"{option} {path}: is a directory; name a file")
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -103,6 +118,18 @@ def _size(text: str) -> int:
         return api.parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _seed(text: str) -> int:
+    """Every --seed: a whole number from 0 to 2^64 - 1 (the core's seeds)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = None
+    problem = api.seed_problem(seed)
+    if seed is None or problem is not None:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {api.SEED_MAX}, not {text!r}")
+    return seed
 
 
 def _add_set(p: argparse.ArgumentParser) -> None:
@@ -227,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="warm the machine on the first N accesses (or 'N instructions'), then restart every counter "
         "and measure the rest; N like 1000000, 1e6 or 1M (default: no warm-up)",
     )
-    p_run.add_argument("--seed", type=int, default=0, metavar="N", help="seed of every random choice (default 0)")
+    p_run.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of every random choice (default 0)")
     p_run.add_argument("--out", metavar="FILE", help="write the result to FILE (written only if the run succeeds)")
     p_run.add_argument(
         "--format",
@@ -259,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_recw = sub_trace.add_parser("record-workload", help="write a built-in workload's access stream to a native trace")
     p_recw.add_argument("workload", metavar="NAME", help="a built-in workload (see `tessera workloads`)")
     _add_params(p_recw)
-    p_recw.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the workload (default 0)")
+    p_recw.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of the workload (default 0)")
     p_recw.add_argument("-o", "--output", required=True, metavar="FILE", help="the .tess file to write")
     p_recw.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     p_info = sub_trace.add_parser("info", help="summarise a trace (records, instructions, footprint)")
@@ -320,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the mechanisms of every family")
     p_stats = sub.add_parser("stats", help="list every stat a machine reports, with units")
     _add_machine(p_stats, required=False)
+    listing.add_format(p_stats)
     p_bench = sub.add_parser("bench", help="measure simulation speed on the standard synthetic streams")
     p_bench.add_argument(
         "--accesses",
@@ -410,7 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument(
         "--warmup",
         metavar="N[ UNIT]",
-        help="one warm-up for every workload ('0' for none); default: about 20%% of each workload's instructions",
+        help="mmu-analysis only: one warm-up for every workload ('0' for none); default: about 20%% of each "
+        "workload's instructions (mosaic-pages has no warm-up: it counts every miss, as the paper's gem5 runs)",
     )
     return parser
 
@@ -454,9 +483,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.out is not None:
         out_path = Path(args.out)
         fmt = fmt or ("csv" if out_path.suffix.lower() == ".csv" else "json")
-        parent = out_path.parent if str(out_path.parent) else Path(".")
-        if not parent.is_dir():
-            raise _Usage(f"--out: directory {str(parent)!r} does not exist")
+        check_output_file("--out", args.out)
     elif fmt is not None:
         raise _Usage("--format needs --out FILE")
 
@@ -508,10 +535,7 @@ def cmd_record(args: argparse.Namespace, err: Console) -> int:
         command = command[1:]
     if not command:
         raise _Usage("trace record needs a program to run: tessera trace record -o FILE -- PROGRAM ARGS...")
-    out_path = Path(args.output)
-    parent = out_path.parent if str(out_path.parent) else Path(".")
-    if not parent.is_dir():
-        raise _Usage(f"--output: directory {str(parent)!r} does not exist")
+    check_output_file("--output", args.output)
 
     def status(msg: str) -> None:
         if not args.quiet:
@@ -560,9 +584,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cmd_record(args, err)
     if args.trace_command == "record-workload":
         params = _params(args.params)
-        out_dir = Path(args.output).parent
-        if str(out_dir) and not out_dir.is_dir():
-            raise _Usage(f"--output: directory {str(out_dir)!r} does not exist")
+        check_output_file("--output", args.output)
         if should_show(sys.stderr, args.quiet):
             with ProgressBar(f"record {args.workload}", console=err) as bar:
                 s = api.record_workload(args.workload, args.output, params, seed=args.seed, progress=bar)
@@ -576,6 +598,7 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
             )
         return EXIT_OK
     if args.trace_command == "convert":
+        check_output_file("OUT", args.output)
         to = args.to
         if to is None:
             to = api.trace_format_for(args.output)
@@ -667,14 +690,9 @@ def cmd_stats(args: argparse.Namespace, out: Console) -> int:
     machine = _machine(args, default="sandy_bridge")
     docs = api.stat_docs(machine, args.overrides)
     kinds = api.stat_kinds(machine, args.overrides)
-    table = Table(box=None, header_style="bold", title=f"stats schema {STATS_SCHEMA} (docs/stats.md)", title_justify="left")
-    table.add_column("stat")
-    table.add_column("kind")
-    table.add_column("unit")
-    table.add_column("description")
-    for name, (unit, desc) in docs.items():
-        table.add_row(name, kinds[name], unit, desc)
-    out.print(table)
+    rows = [(name, kinds[name], unit, desc) for name, (unit, desc) in docs.items()]
+    listing.emit(out, ("stat", "kind", "unit", "description"), rows, args.format,
+                 title=f"stats schema {STATS_SCHEMA} (docs/stats.md)")
     return EXIT_OK
 
 
@@ -715,6 +733,8 @@ def _bench_workloads(args: argparse.Namespace, out: Console, err: Console) -> in
 
 
 def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.json:
+        check_output_file("--json", args.json)
     if args.workload or args.generators:
         return _bench_workloads(args, out, err)
     if args.sweep:
@@ -784,6 +804,11 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
 
     if args.quick and args.tiny:
         raise _Usage("--quick and --tiny are different scales; give one")
+    if args.study == "mosaic-pages" and args.warmup is not None:
+        raise _Usage("--warmup applies only to mmu-analysis: mosaic-pages has no warm-up "
+                     "(it counts every miss from the first access, as the paper's gem5 runs)")
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise _Usage(f"-o {args.out}: exists and is not a directory; the report is a directory")
     command = "tessera " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
     r = reproduce(
         args.study,
@@ -812,7 +837,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
 
 
 def _exit_code(e: TesseraError) -> int:
-    if isinstance(e, (ConfigError, IncomparableResults)):
+    if isinstance(e, (ConfigError, IncomparableResults, ResultFileError)):
         return EXIT_CONFIG
     if isinstance(e, TraceError):
         return EXIT_TRACE
@@ -858,9 +883,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"tessera: error: {e}", file=sys.stderr)
         return _exit_code(e)
     except LookupError as e:
-        # `tessera results show/ls` naming a run or sweep the store lacks.
+        # `tessera results show/ls/export`, `plot --sweep` naming a run or
+        # sweep the store lacks: a usage error, the message lists what exists.
         print(f"tessera: error: {e.args[0] if e.args else e}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_CONFIG
     except BrokenPipeError:
         # `tessera ... | head`: the reader went away; stay quiet.
         devnull = os.open(os.devnull, os.O_WRONLY)

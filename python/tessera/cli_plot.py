@@ -54,15 +54,13 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_plot(args: argparse.Namespace, err: Console) -> int:
-    from tessera.cli import EXIT_OK, _Usage
+    from tessera.cli import EXIT_OK, _Usage, check_output_file
 
     for o in args.output:
         path = Path(o)
         if path.suffix.lower().lstrip(".") not in OUTPUT_SUFFIXES:
             raise _Usage(f"-o {o}: the suffix sets the format; use .png, .svg or .pdf")
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
-            raise _Usage(f"-o {o}: directory {str(parent)!r} does not exist")
+        check_output_file("-o", o)
     if args.view == "lines" and not args.x:
         raise _Usage("plot lines needs --x COL, the swept axis")
     if args.view == "lines" and not args.geomean:

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tessera import listing
 from tessera import results as results_mod
 from tessera import summary
 from tessera.progress import should_show
@@ -57,6 +58,7 @@ def add_parsers(sub: Any) -> None:
     _add_store(ls)
     ls.add_argument("--sweep", metavar="NAME", help="list this sweep's runs")
     ls.add_argument("--failures", action="store_true", help="list failed runs and their errors")
+    listing.add_format(ls)
     show = rs.add_parser("show", help="one stored run: its inputs, machine and stats")
     show.add_argument("run_id", metavar="RUN_ID", help="a run id or a unique prefix of one")
     _add_store(show)
@@ -79,10 +81,12 @@ def _fmt_s(s: float) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from tessera.cli import EXIT_ERROR, EXIT_OK, _Usage
+    from tessera.cli import EXIT_ERROR, EXIT_OK, _Usage, check_output_file
 
     if args.jobs is not None and args.jobs < 1:
         raise _Usage(f"--jobs must be at least 1, not {args.jobs}")
+    if args.json:
+        check_output_file("--json", args.json)
     executor = args.scheduler or None
     show = should_show(sys.stderr, args.quiet)
 
@@ -154,33 +158,33 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     action = args.results_command
     if action == "export":
-        p = results_mod.export(args.store, args.out, args.format, args.sweep)
+        from tessera.cli import _Usage, check_output_file
+
+        try:
+            fmt = results_mod.export_format(args.out, args.format)
+        except ValueError as e:
+            raise _Usage(str(e)) from None
+        check_output_file("OUT", args.out)
+        p = results_mod.export(args.store, args.out, fmt, args.sweep)
         err.print(f"wrote {p}", markup=False, highlight=False)
         return EXIT_OK
     with open_store(args.store, create=False) as st:
         if action == "ls" and args.failures:
-            t = Table(box=None, header_style="bold")
-            for c in ("sweep", "run_id", "kind", "error"):
-                t.add_column(c)
-            for f in st.failures(args.sweep):
-                t.add_row(f["sweep"], f["run_id"], f["kind"], f["error"])
-            out.print(t)
+            rows = [(f["sweep"], f["run_id"], f["kind"], f["error"]) for f in st.failures(args.sweep)]
+            listing.emit(out, ("sweep", "run_id", "kind", "error"), rows, args.format)
         elif action == "ls" and args.sweep is None:
-            t = Table(box=None, header_style="bold", title=f"{st.path}: {st.count()} runs stored", title_justify="left")
-            for c in ("sweep", "runs", "stored", "failed", "updated", "file"):
-                t.add_column(c)
-            for s in st.sweeps():
-                t.add_row(s["name"], str(s["runs"]), str(s["stored"]), str(s["failed"]), s["updated"], s["origin"])
-            out.print(t)
+            rows = [(s["name"], s["runs"], s["stored"], s["failed"], s["updated"], s["origin"]) for s in st.sweeps()]
+            listing.emit(out, ("sweep", "runs", "stored", "failed", "updated", "file"), rows, args.format,
+                         title=f"{st.path}: {st.count()} runs stored")
         elif action == "ls":
             df = results_mod.load(st, sweep=args.sweep)
             axes = [c for c in df.columns if c.startswith("axis.")]
-            t = Table(box=None, header_style="bold", title=f"{args.sweep}: {len(df)} runs stored", title_justify="left")
-            for c in ["run_id", *[a[len("axis."):] for a in axes], "wall_s"]:
-                t.add_column(c)
-            for _, row in df.iterrows():
-                t.add_row(row["run_id"], *[str(row[a]) for a in axes], f"{row['wall_s']:.2f}")
-            out.print(t)
+            if args.format == "table":
+                rows = [(row["run_id"], *[str(row[a]) for a in axes], f"{row['wall_s']:.2f}") for _, row in df.iterrows()]
+            else:
+                rows = [(row["run_id"], *[_plain(row[a]) for a in axes], float(row["wall_s"])) for _, row in df.iterrows()]
+            listing.emit(out, ["run_id", *[a[len("axis."):] for a in axes], "wall_s"], rows, args.format,
+                         title=f"{args.sweep}: {len(df)} runs stored")
         elif action == "show":
             rec = st.get(args.run_id)
             if args.json:
@@ -194,9 +198,17 @@ def cmd_results(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print("")
             summary.print_result(results_mod.get(st, rec["run_id"]), out, all_stats=args.all)
         elif action == "forget":
+            if st.sweep_spec(args.sweep) is None:
+                names = [s["name"] for s in st.sweeps()]
+                raise KeyError(f"no sweep {args.sweep!r} in {st.path} (sweeps: {', '.join(names) or 'none'})")
             n = st.delete_sweep(args.sweep)
             err.print(f"forgot sweep {args.sweep} ({n} runs; their results stay in the store)", markup=False)
     return EXIT_OK
+
+
+def _plain(v: Any) -> Any:
+    """A DataFrame cell as a JSON value (numpy scalars become Python numbers)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def cmd_bench_sweep(args: argparse.Namespace, out: Console, err: Console) -> int:

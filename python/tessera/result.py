@@ -344,6 +344,9 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
     )
 
 
+_RESULT_HINT = "a result is the JSON file `tessera run --out FILE.json` writes"
+
+
 def load_result(path: _PathLike) -> Result:
     """Read a JSON result file written by :meth:`Result.save` or ``tessera run --out``."""
     p = os.fspath(path)
@@ -352,8 +355,11 @@ def load_result(path: _PathLike) -> Result:
             data = json.load(f)
     except OSError as e:
         raise ResultFileError(p, e.strerror or str(e)) from None
+    except UnicodeDecodeError:
+        # A native trace or a Parquet export, most likely: say what is expected.
+        raise ResultFileError(p, f"not a JSON result file (binary data); {_RESULT_HINT}") from None
     except ValueError as e:
-        raise ResultFileError(p, f"not a JSON result file ({e})") from None
+        raise ResultFileError(p, f"not a JSON result file ({e}); {_RESULT_HINT}") from None
     try:
         return result_from_dict(data)
     except (KeyError, TypeError, ValueError) as e:

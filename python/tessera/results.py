@@ -121,6 +121,19 @@ def get(store: _StoreLike, run_id: str) -> Result:
     return result_from_dict(rec["result"])
 
 
+def export_format(path: Union[str, "os.PathLike[str]"], format: Optional[str] = None) -> str:
+    """The format :func:`export` writes ``path`` in: ``format``, else the
+    suffix's; ``ValueError`` when neither names one of :data:`EXPORT_FORMATS`."""
+    p = Path(path)
+    fmt = format or {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}.get(p.suffix.lower())
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(
+            f"cannot tell the export format from {str(p)!r} (suffixes .csv, .parquet, .pq, .json); "
+            f"name the format (--format): one of {', '.join(EXPORT_FORMATS)}"
+        )
+    return fmt
+
+
 def export(
     store: _StoreLike,
     path: Union[str, "os.PathLike[str]"],
@@ -130,11 +143,7 @@ def export(
     """Write the runs (of ``sweep``, or all) to ``path`` as CSV, Parquet or
     JSON (format from ``format`` or the suffix), atomically."""
     p = Path(path)
-    fmt = format or {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}.get(p.suffix.lower())
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(
-            f"cannot tell the export format from {str(p)!r}; give one of {', '.join(EXPORT_FORMATS)}"
-        )
+    fmt = export_format(p, format)
     df = load(store, sweep)
     if fmt == "csv":
         write_atomic(p, df.to_csv(index=False, lineterminator="\n"))

@@ -31,7 +31,9 @@ pub enum Error {
     Trace { file: String, location: Location, msg: String },
 
     /// The simulated machine ran out of physical memory.
-    #[error("simulated memory exhausted: {what} needs {requested_bytes} bytes but only {free_bytes} of {capacity_bytes} bytes are free ({})", oom_hint(.what))]
+    /// When `what` is [`BELOW_POOL_NODE`], `free_bytes` and `capacity_bytes`
+    /// are those of the area below the Iceberg pool, not of all memory.
+    #[error("{}", oom_message(.what, *.requested_bytes, *.free_bytes, *.capacity_bytes))]
     OutOfMemory { what: String, requested_bytes: u64, free_bytes: u64, capacity_bytes: u64 },
 
     /// The host could not read or write a file.
@@ -88,12 +90,26 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What an Iceberg machine calls a page-table node: nodes live in the area
+/// below the pool, which can fill while the pool has free frames.
+pub const BELOW_POOL_NODE: &str = "page-table node (below the iceberg pool)";
+
+fn oom_message(what: &str, requested: u64, free: u64, capacity: u64) -> String {
+    if what == BELOW_POOL_NODE {
+        return format!(
+            "simulated memory exhausted: the area below the iceberg pool is full: a page-table node needs {requested} bytes and {free} of the area's {capacity} bytes ({}) are free. \
+             Page-table nodes and pages larger than 4 KiB live there, and its size is physmem.capacity minus the pool \
+             (physmem.allocator.buckets × 256 KiB, or physmem.allocator.pool): use fewer buckets or a smaller pool, or raise physmem.capacity",
+            crate::config::spec::ByteSize(capacity).human()
+        );
+    }
+    format!("simulated memory exhausted: {what} needs {requested} bytes but only {free} of {capacity} bytes are free ({})", oom_hint(what))
+}
+
 /// What to raise when `what` could not be placed.
 fn oom_hint(what: &str) -> &'static str {
     if what == "swap device" {
         "raise os.swap.capacity"
-    } else if what.contains("iceberg pool") {
-        "leave more memory outside the pool (a smaller physmem.allocator.buckets or pool), or raise physmem.capacity"
     } else {
         "raise physmem.capacity, or add a swap device at os.swap"
     }

@@ -211,6 +211,7 @@ family! {
         ref fn frees_table_room(pfn: crate::addr::Pfn) -> bool;
         ref fn needs_ages() -> bool;
         ref fn table_frame_name() -> &'static str;
+        ref fn table_area() -> Option<(u64, u64)>;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

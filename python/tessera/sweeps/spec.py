@@ -256,11 +256,11 @@ def _check_shape(data: Mapping[str, Any], origin: str) -> None:
                 if k not in axes:
                     raise _err(origin, f"{key}.{k}", f"`{key}` names `{k}`, which is not an axis", [a for a in axes if a != "zip"])
     if "seed" in data and not _is_int(data["seed"]):
-        raise _err(origin, "seed", "`seed` must be a non-negative integer")
+        raise _err(origin, "seed", f"`seed` must be a whole number from 0 to {2**64 - 1}, not {data['seed']!r}")
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64
 
 
 def _check_zip(v: Any, axes: Mapping[str, Any], origin: str) -> None:
@@ -477,7 +477,7 @@ def _expand(spec: SweepSpec) -> list[Run]:
             raise _err(origin, "axes", "`param.*` axes apply only to workload runs")
         seed = point.get("seed", data.get("seed", 0))
         if not _is_int(seed):
-            raise _err(origin, "axes.seed", f"seed {seed!r} is not a non-negative integer")
+            raise _err(origin, "axes.seed", f"seed must be a whole number from 0 to {2**64 - 1}, not {seed!r}")
         warmup = point.get("warmup", data.get("warmup"))
         if warmup is not None:
             where = "axes.warmup" if "warmup" in point else "warmup"

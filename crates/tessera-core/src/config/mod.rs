@@ -79,7 +79,27 @@ pub fn load(source: &ConfigSource, overrides: &[String]) -> Result<Spec> {
 }
 
 fn parse_toml(text: &str, origin: &str) -> Result<toml::Table> {
-    text.parse::<toml::Table>().map_err(|e| Error::config(origin, format!("invalid TOML: {}", e.message())))
+    text.parse::<toml::Table>().map_err(|e| {
+        let at = e.span().map(|span| {
+            let (line, column) = line_column(text, span.start);
+            format!(" at line {line}, column {column}")
+        });
+        // toml's message may run over lines ("invalid table header\nexpected `.`, `]`"): one line reads better.
+        let msg = e.message().trim_end().replace('\n', "; ");
+        Error::config(origin, format!("invalid TOML{}: {msg}", at.unwrap_or_default()))
+    })
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
 }
 
 fn load_table(source: &ConfigSource, depth: u32) -> Result<toml::Table> {
@@ -96,7 +116,16 @@ fn load_table(source: &ConfigSource, depth: u32) -> Result<toml::Table> {
             parse_toml(p.toml, &format!("preset {name}"))?
         }
         ConfigSource::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display().to_string(), e))?;
+            // A machine file that cannot be read is a config mistake (exit 2), named by its path.
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such machine file".to_string(),
+                    std::io::ErrorKind::IsADirectory => "is a directory, not a machine file".to_string(),
+                    std::io::ErrorKind::InvalidData => "not a text file (invalid UTF-8)".to_string(),
+                    _ => format!("cannot read the machine file: {e}"),
+                };
+                Error::config(path.display().to_string(), why)
+            })?;
             parse_toml(&text, &path.display().to_string())?
         }
         ConfigSource::Text(text) => parse_toml(text, "config")?,
@@ -243,10 +272,10 @@ fn is_pow2(x: u64) -> bool {
     x != 0 && x & (x - 1) == 0
 }
 
-/// Check a `entries × ways` geometry; returns (sets, ways).
-fn geometry(path: &str, entries: u32, ways: Ways) -> Result<(u32, u32)> {
-    if entries == 0 {
-        return Err(Error::config(format!("{path}.entries"), "must be at least 1"));
+/// Check a `entries × ways` geometry of at most `max` entries; returns (sets, ways).
+fn geometry(path: &str, entries: u32, ways: Ways, max: u32) -> Result<(u32, u32)> {
+    if !(1..=max).contains(&entries) {
+        return Err(Error::config(format!("{path}.entries"), spec::whole_range_message(1, max as u64, &entries.to_string())));
     }
     let w = ways.resolve(entries);
     if w == 0 {
@@ -278,6 +307,10 @@ fn resolve_mech(
     *m = f(&toml::Value::Table(t), path)?;
     Ok(())
 }
+
+/// Largest physical memory under memory pressure: eviction policies keep
+/// list links per frame (1 TiB is 2.3 GiB of host memory).
+pub const MAX_EVICTION_CAPACITY: u64 = 1 << 40;
 
 pub const PSC_NAMES: [&str; 4] = ["pml5e", "pml4e", "pdpte", "pde"];
 pub const ENTRY_LEVELS: [&str; 4] = ["l1d", "l2", "llc", "dram"];
@@ -322,8 +355,21 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
 
     // Physical memory and its mechanisms.
     let cap = spec.physmem.capacity.0;
-    if !cap.is_multiple_of(4096) || cap < (2 << 20) {
-        return Err(Error::config("physmem.capacity", format!("{cap} bytes: must be a multiple of 4KiB and at least 2MiB")));
+    // Checked here, before the cache levels whose tags depend on it.
+    if !cap.is_multiple_of(4096) || !((2 << 20)..=crate::physmem::MAX_CAPACITY).contains(&cap) {
+        return Err(Error::config(
+            "physmem.capacity",
+            format!("must be a multiple of 4 KiB from 2 MiB to 4 TiB, not {}", spec::ByteSize(cap).human_exact()),
+        ));
+    }
+    if spec.os.eviction.is_some() && cap > MAX_EVICTION_CAPACITY {
+        return Err(Error::config(
+            "physmem.capacity",
+            format!(
+                "with os.eviction (a swap device), at most 1 TiB, not {}: eviction keeps 9 bytes of host memory per 4 KiB frame",
+                spec::ByteSize(cap).human_exact()
+            ),
+        ));
     }
     if !(0.0..=1.0).contains(&spec.physmem.fragmentation) {
         return Err(Error::config("physmem.fragmentation", "must be a fraction between 0 and 1"));
@@ -367,9 +413,6 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     let fill = spec.mmu.fill;
     for (name, t) in spec.mmu.tlb.iter_mut() {
         let path = format!("mmu.tlb.{name}");
-        if t.level == 0 {
-            return Err(Error::config(format!("{path}.level"), "levels count from 1"));
-        }
         if t.page_sizes.is_empty() {
             return Err(Error::config_allowed(format!("{path}.page_sizes"), "must list at least one page size", &PageSize::NAMES));
         }
@@ -379,7 +422,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         if seen.len() != t.page_sizes.len() {
             return Err(Error::config(format!("{path}.page_sizes"), "lists a page size twice"));
         }
-        geometry(&path, t.entries, t.ways)?;
+        geometry(&path, t.entries, t.ways, spec::MAX_ENTRIES)?;
         resolve_mech(&mut t.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
         resolve_mech(&mut t.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
         // What only a built organisation can check (page sizes it needs, fill policies it can serve).
@@ -464,7 +507,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
                 ),
             ));
         }
-        geometry(&path, s.entries, s.ways)?;
+        geometry(&path, s.entries, s.ways, spec::MAX_ENTRIES)?;
         resolve_mech(&mut s.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
         resolve_mech(&mut s.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
         crate::tlb::build_organisation_at(path, &s.as_tlb(), spec::FillPolicy::AllLevels, 0)?;
@@ -483,7 +526,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
                 format!("it caches level-{level} entries, and the page table has {} levels (pagetable.levels)", spec.pagetable.depth()),
             ));
         }
-        geometry(&path, p.entries, p.ways)?;
+        geometry(&path, p.entries, p.ways, spec::MAX_ENTRIES)?;
         resolve_mech(&mut p.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
     }
 
@@ -523,7 +566,18 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         if size == 0 || size % l != 0 || lines > u32::MAX as u64 {
             return Err(Error::config(format!("{path}.size"), format!("{size} bytes is not a whole number of {l}-byte lines")));
         }
-        geometry(&path, lines as u32, lvl.ways).map_err(|e| match e {
+        if lines > spec::MAX_CACHE_LINES as u64 {
+            return Err(Error::config(
+                format!("{path}.size"),
+                format!(
+                    "{} is {lines} lines of {l} bytes; a cache level holds at most {} lines ({} of {l}-byte lines)",
+                    spec::ByteSize(size).human_exact(),
+                    spec::MAX_CACHE_LINES,
+                    spec::ByteSize(spec::MAX_CACHE_LINES as u64 * l).human()
+                ),
+            ));
+        }
+        geometry(&path, lines as u32, lvl.ways, spec::MAX_CACHE_LINES).map_err(|e| match e {
             Error::Config { path: p, msg, allowed } => Error::Config {
                 path: p.replace(".entries", ".size"),
                 msg: format!("{msg} ({size} bytes / {l}-byte lines)"),

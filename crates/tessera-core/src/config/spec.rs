@@ -72,6 +72,53 @@ impl ByteSize {
     }
 }
 
+/// Most entries of one TLB, shadow TLB or paging-structure-cache structure:
+/// 2^24, about 370 MiB of host memory fully associative (a mosaic structure's
+/// sub-page frames have the same bound). A larger table would abort the host
+/// process when it is allocated, so resolution refuses it.
+pub const MAX_ENTRIES: u32 = 1 << 24;
+/// Most lines of one data-cache level: 2^26 (4 GiB of 64-byte lines, about
+/// 430 MiB of host memory at 16 ways).
+pub const MAX_CACHE_LINES: u32 = 1 << 26;
+
+/// The one message for a whole-number key outside `lo..=hi` (or not a number).
+pub fn whole_range_message(lo: u64, hi: u64, got: &str) -> String {
+    format!("must be a whole number from {lo} to {hi}, not {got}")
+}
+
+/// Deserialise a whole number in `lo..=hi`, refusing anything else (a
+/// negative, a huge value, a string, a fraction) with one message that gives
+/// the real range.
+fn whole_in<'de, D: Deserializer<'de>>(d: D, lo: u32, hi: u32) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+        Str(String),
+    }
+    let got = match Raw::deserialize(d) {
+        Ok(Raw::Int(n)) if (lo as i64..=hi as i64).contains(&n) => return Ok(n as u32),
+        Ok(Raw::Int(n)) => n.to_string(),
+        Ok(Raw::Float(f)) => f.to_string(),
+        Ok(Raw::Bool(b)) => b.to_string(),
+        Ok(Raw::Str(s)) => format!("\"{s}\""),
+        Err(_) => "a list or table".to_string(),
+    };
+    Err(serde::de::Error::custom(whole_range_message(lo as u64, hi as u64, &got)))
+}
+
+/// `entries` of a TLB, shadow or PSC structure: 1 to [`MAX_ENTRIES`].
+fn de_entries<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    whole_in(d, 1, MAX_ENTRIES)
+}
+
+/// A TLB structure's `level`: levels count from 1.
+fn de_level<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    whole_in(d, 1, u32::MAX)
+}
+
 /// Plain-English form of a serde type error: `invalid value: integer `-1`,
 /// expected u32` becomes `must be a whole number from 0 to 4294967295, not -1`.
 /// Messages that are not of that shape (our own `custom` ones) pass through.
@@ -149,13 +196,15 @@ impl<'de> Deserialize<'de> for Ways {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
-            Int(u32),
+            Int(i64),
             Str(String),
         }
-        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom("expected a number of ways or \"full\""))? {
-            Raw::Int(n) => Ok(Ways::N(n)),
+        const WANT: &str = "must be a whole number of ways from 1 to the entries, or \"full\"";
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(WANT))? {
+            Raw::Int(n) if (1..=u32::MAX as i64).contains(&n) => Ok(Ways::N(n as u32)),
+            Raw::Int(n) => Err(serde::de::Error::custom(format!("{WANT}, not {n}"))),
             Raw::Str(s) if s == "full" => Ok(Ways::Full),
-            Raw::Str(s) => Err(serde::de::Error::custom(format!("invalid ways \"{s}\"; use a number or \"full\""))),
+            Raw::Str(s) => Err(serde::de::Error::custom(format!("{WANT}, not \"{s}\""))),
         }
     }
 }
@@ -187,10 +236,12 @@ pub enum Side {
 #[serde(deny_unknown_fields)]
 pub struct TlbSpec {
     /// Lookup level: 1 is probed first; level n+1 only on a miss at level n.
+    #[serde(deserialize_with = "de_level")]
     pub level: u32,
     pub side: Side,
     /// Page sizes this structure holds (one structure per size, or several in one).
     pub page_sizes: Vec<PageSize>,
+    #[serde(deserialize_with = "de_entries")]
     pub entries: u32,
     pub ways: Ways,
     /// Cycles added when this level is probed (L1 levels are usually 0: overlapped with the cache access).
@@ -224,6 +275,7 @@ pub struct ShadowSpec {
     /// Page sizes it holds; resolved to 4 KiB plus every size the page-size policy maps when not given.
     #[serde(default)]
     pub page_sizes: Vec<PageSize>,
+    #[serde(deserialize_with = "de_entries")]
     pub entries: u32,
     pub ways: Ways,
     #[serde(default = "default_lru")]
@@ -252,6 +304,7 @@ impl ShadowSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PscSpec {
+    #[serde(deserialize_with = "de_entries")]
     pub entries: u32,
     pub ways: Ways,
     /// Cycles added to a walk that consults it (0: looked up in parallel with the last TLB level).

@@ -147,10 +147,10 @@ fn malformed_override_is_an_error() {
 
 #[test]
 fn type_errors_are_plain_english() {
-    let e = preset_err(&["mmu.tlb.l2_tlb.entries=-1"]);
-    assert!(e.contains("mmu.tlb.l2_tlb.entries") && e.contains("must be a whole number from 0 to 4294967295, not -1"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.latency=-1"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.latency") && e.contains("must be a whole number from 0 to 4294967295, not -1"), "{e}");
     assert!(!e.contains("u32"), "{e}");
-    let e = preset_err(&["mmu.tlb.l2_tlb.entries=1.5"]);
+    let e = preset_err(&["mmu.tlb.l2_tlb.latency=1.5"]);
     assert!(e.contains("must be a whole number from 0 to 4294967295, not 1.5"), "{e}");
     let e = preset_err(&["timing.enabled=3"]);
     assert!(e.contains("must be true or false, not 3"), "{e}");
@@ -255,4 +255,70 @@ fn victim_fill_needs_single_page_entries() {
     let e = preset_err(&["mmu.fill=\"victim\"", "mmu.tlb.l2_tlb.organisation=\"coalescing\""]);
     assert!(e.contains("`mmu.fill`") && e.contains("mmu.tlb.l2_tlb.organisation") && e.contains("all_levels"), "{e}");
     assert!(load(&ConfigSource::Preset("sandy_bridge".into()), &["mmu.fill=\"victim\"".to_string()]).is_ok());
+}
+
+/// Every structure is bounded before anything is allocated: a table too
+/// large for the host is a config error naming the key and the range, never
+/// an allocation failure that aborts the process.
+#[test]
+fn huge_structures_are_config_errors_naming_the_range() {
+    let range = "must be a whole number from 1 to 16777216";
+    for o in [
+        "mmu.tlb.l2_tlb.entries=2147483648",
+        "mmu.tlb.l2_tlb.entries=4294967296",
+        "mmu.psc.pde.entries=2147483648",
+        "mmu.shadow.big={ entries = 2147483648, ways = \"full\" }",
+    ] {
+        let e = preset_err(&[o, "mmu.tlb.l2_tlb.ways=\"full\""]);
+        let key = o.split('=').next().unwrap().replace("mmu.shadow.big", "mmu.shadow.big.entries");
+        assert!(e.contains(&format!("`{key}`")) && e.contains(range), "{o}: {e}");
+    }
+    let e = preset_err(&["cache.llc.size=\"128GiB\"", "cache.llc.ways=\"full\""]);
+    assert!(e.contains("cache.llc.size") && e.contains("at most 67108864 lines (4 GiB of 64-byte lines)"), "{e}");
+    let e = preset_err(&["mmu.tlb.l2_tlb.entries=8388608", "mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", group = 64, require_contiguity = false }"]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation.group") && e.contains("16777216"), "{e}");
+    let e = preset_err(&["physmem.capacity=\"2TiB\"", "os.swap={ capacity = \"1GiB\" }"]);
+    assert!(e.contains("physmem.capacity") && e.contains("at most 1 TiB"), "{e}");
+    // The largest allowed structure resolves.
+    load(&ConfigSource::Preset("tlb_only".into()), &["mmu.tlb.l2_tlb.entries=16777216".into(), "mmu.tlb.l2_tlb.ways=\"full\"".into()]).unwrap();
+}
+
+/// A negative, zero, huge or non-numeric count gets one message with the
+/// real range, whatever the mistake.
+#[test]
+fn out_of_range_counts_share_one_message() {
+    for v in ["-1", "0", "16777217", "\"many\"", "1.5", "true"] {
+        let e = preset_err(&[&format!("mmu.tlb.l2_tlb.entries={v}")]);
+        assert!(e.contains("`mmu.tlb.l2_tlb.entries`") && e.contains("must be a whole number from 1 to 16777216, not "), "{v}: {e}");
+    }
+    for v in ["-1", "0"] {
+        let e = preset_err(&[&format!("mmu.tlb.l2_tlb.level={v}")]);
+        assert!(e.contains("`mmu.tlb.l2_tlb.level`") && e.contains("must be a whole number from 1 to 4294967295"), "{v}: {e}");
+        let e = preset_err(&[&format!("mmu.tlb.l2_tlb.ways={v}")]);
+        assert!(e.contains("`mmu.tlb.l2_tlb.ways`") && e.contains("from 1 to the entries, or \"full\""), "{v}: {e}");
+    }
+}
+
+/// The capacity's own range is checked before the cache levels whose tags depend on it.
+#[test]
+fn capacity_beyond_the_limit_names_the_capacity_range() {
+    let e = preset_err(&["physmem.capacity=\"2PiB\""]);
+    assert!(e.contains("`physmem.capacity`") && e.contains("from 2 MiB to 4 TiB, not 2 PiB"), "{e}");
+    assert!(!e.contains("cache"), "{e}");
+}
+
+/// A machine file's TOML syntax error gives the line and column.
+#[test]
+fn invalid_toml_gives_line_and_column() {
+    let e = load_err("name = \"x\"\n\n[physmem\ncapacity = 1\n", &[]).to_string();
+    assert!(e.contains("invalid TOML at line 3, column 9"), "{e}");
+    assert_eq!(line_column("ab\ncdé\nf", 7), (2, 4));
+}
+
+/// A machine file that cannot be read is a config error naming it (exit 2), not an I/O error.
+#[test]
+fn unreadable_machine_file_is_a_config_error() {
+    let e = load(&ConfigSource::File("no/such/machine.toml".into()), &[]).unwrap_err();
+    assert!(matches!(&e, Error::Config { path, .. } if path == "no/such/machine.toml"), "{e}");
+    assert!(e.to_string().contains("no such machine file"), "{e}");
 }

@@ -67,6 +67,7 @@
 //! `organisation = { kind = "coalescing", group = <power of two, 1..=64; 1 holds one page per entry, the plain baseline>
 //! (default 8), require_contiguity = <bool> (default true), fill_from =
 //! "line" | "group" (default "line") }`. The structure must hold 4 KiB pages.
+//! Without contiguity, `entries × group` frames must fit in 2^24 (as mosaic's).
 //!
 //! ## Stats
 //! The five every structure has, and `mmu.<name>.coalesced_hits` (hits on a
@@ -75,6 +76,7 @@
 //! none holding this sub-page; also counted in `misses`).
 
 use super::organisation::{Entry, Fill, Probe, TlbCtx, TlbOrganisation};
+use super::mosaic::MAX_SUBPAGES;
 use super::{tag, tag_asid, tag_size, tag_vpn, Neighbours, MAX_GROUP, NOT_PRESENT, SIZE_SHIFT};
 use crate::addr::{Asid, PageSize};
 use crate::error::{Error, Result};
@@ -189,6 +191,18 @@ impl Mechanism for Coalescing {
             return Err(Error::config(format!("{path}.organisation.group"), msg));
         }
         ctx.require_4k("coalescing")?;
+        let slots = ctx.sets as u64 * ctx.ways as u64;
+        // Without contiguity every entry keeps a frame per sub-page, as a mosaic entry does.
+        if !cfg.require_contiguity && slots * cfg.group as u64 > MAX_SUBPAGES {
+            return Err(Error::config(
+                format!("{path}.organisation.group"),
+                format!(
+                    "{slots} entries × {} sub-pages = {} sub-page frames, more than the {MAX_SUBPAGES} a structure may hold; use fewer entries, a smaller group or require_contiguity = true",
+                    cfg.group,
+                    slots * cfg.group as u64
+                ),
+            ));
+        }
         let table = ctx.table()?;
         let mut sizes = [PageSize::Size4K; PageSize::COUNT];
         for (i, s) in ctx.page_sizes.iter().enumerate() {

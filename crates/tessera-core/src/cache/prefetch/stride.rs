@@ -24,7 +24,7 @@
 //!   that leave the page or are already present.
 //!
 //! ## Config
-//! `kind = "stride"`, `table_entries = <power of two>` (default 64),
+//! `kind = "stride"`, `table_entries = <power of two, 1..=2^20>` (default 64),
 //! `degree = <1..=8>` (default 2), `threshold = <≥1>` (default 2)
 //!
 //! ## Stats
@@ -66,12 +66,21 @@ impl Default for Config {
     }
 }
 
+/// Most entries of the table: 2^20 (32 MiB of host memory); a larger table
+/// would abort the host when it is allocated.
+pub const MAX_TABLE_ENTRIES: u32 = 1 << 20;
+
+fn entries_problem(v: i64) -> Option<String> {
+    (!(v > 0 && v <= MAX_TABLE_ENTRIES as i64 && (v as u64).is_power_of_two()))
+        .then(|| format!("{v} entries: must be a power of two from 1 to {MAX_TABLE_ENTRIES}"))
+}
+
 fn de_entries<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
-    let v = u32::deserialize(d)?;
-    if !v.is_power_of_two() {
-        return Err(serde::de::Error::custom(format!("{v} entries: must be a power of two")));
+    let v = i64::deserialize(d)?;
+    match entries_problem(v) {
+        Some(msg) => Err(serde::de::Error::custom(msg)),
+        None => Ok(v as u32),
     }
-    Ok(v)
 }
 
 fn de_threshold<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
@@ -106,8 +115,8 @@ impl Mechanism for Stride {
     type Config = Config;
     type Ctx = ();
     fn build(cfg: &Config, _: &()) -> Result<Self> {
-        if !cfg.table_entries.is_power_of_two() {
-            return Err(Error::config("prefetcher.table_entries", format!("{} entries: must be a power of two", cfg.table_entries)));
+        if let Some(msg) = entries_problem(cfg.table_entries as i64) {
+            return Err(Error::config("prefetcher.table_entries", msg));
         }
         if cfg.degree == 0 || cfg.degree as usize > PREFETCH_BUF {
             return Err(Error::config("prefetcher.degree", format!("degree {}: must be between 1 and {PREFETCH_BUF}", cfg.degree)));
@@ -233,5 +242,17 @@ mod tests {
             let e = check_params::<Stride>(&t, "cache.l2.prefetcher").unwrap_err().to_string();
             assert!(e.contains("cache.l2.prefetcher") && e.contains(key), "{e}");
         }
+    }
+
+    /// A table too large for the host is a config error with the range, not an abort.
+    #[test]
+    fn table_entries_are_bounded() {
+        for bad in ["table_entries = 2147483648", "table_entries = 2097152", "table_entries = -1", "table_entries = 0"] {
+            let t: toml::Table = bad.parse().unwrap();
+            let e = check_params::<Stride>(&t, "cache.l2.prefetcher").unwrap_err().to_string();
+            assert!(e.contains("cache.l2.prefetcher.table_entries") && e.contains("power of two from 1 to 1048576"), "{bad}: {e}");
+        }
+        let t: toml::Table = "table_entries = 1048576".parse().unwrap();
+        check_params::<Stride>(&t, "cache.l2.prefetcher").unwrap();
     }
 }

@@ -160,6 +160,12 @@ pub trait FrameAllocator {
     fn table_frame_name(&self) -> &'static str {
         "page-table node"
     }
+    /// When page-table nodes come from an area of their own (below the
+    /// Iceberg pool): its free frames and its size in frames, for the
+    /// out-of-memory error. `None`: they come from all of memory.
+    fn table_area(&self) -> Option<(u64, u64)> {
+        None
+    }
 
     /// The allocator's own counters (reported as `physmem.allocator.<name>.*`);
     /// none by default.

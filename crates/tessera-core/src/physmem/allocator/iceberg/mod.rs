@@ -809,7 +809,11 @@ impl FrameAllocator for Iceberg {
     }
 
     fn table_frame_name(&self) -> &'static str {
-        "page-table node (outside the iceberg pool)"
+        crate::error::BELOW_POOL_NODE
+    }
+
+    fn table_area(&self) -> Option<(u64, u64)> {
+        Some((self.outer.free_frames(), self.hasher.begin()))
     }
 
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor) {
