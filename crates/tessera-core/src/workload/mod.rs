@@ -121,11 +121,46 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
     })
 }
 
-/// Resolve `given` parameters for workload `name`.
+/// Resolve `given` parameters for workload `name`, refusing parameters
+/// whose data would not fit in this host's memory ([`check_fits`]).
 pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Result<(&'static WorkloadInfo, Params)> {
     let info = find(name)?;
     let params = Params::resolve(info.name, info.params, given, seed)?;
+    check_fits(info, &params, host_available_bytes())?;
     Ok((info, params))
+}
+
+/// A workload holds its data structures on the host as well as in the
+/// simulated address space (it runs the algorithm), so parameters whose
+/// footprint exceeds the host's available memory would end in an
+/// allocation failure (an abort) part-way through generation. They are a
+/// configuration error instead, found before anything runs. `available`:
+/// the host's available bytes, if known (no check otherwise).
+pub fn check_fits(info: &WorkloadInfo, params: &Params, available: Option<u64>) -> Result<()> {
+    let Some(available) = available else { return Ok(()) };
+    let need = (info.footprint)(params)?;
+    if need <= available {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Err(Error::config(
+        format!("workload {}", info.name),
+        format!(
+            "{} makes about {:.1} GiB of data, which the generator holds in host memory as well, \
+             but this host has {:.1} GiB available: lower its size parameters (`tessera workloads` lists them)",
+            params.describe(),
+            gib(need),
+            gib(available)
+        ),
+    ))
+}
+
+/// `MemAvailable` of `/proc/meminfo` (Linux), in bytes.
+fn host_available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// One row of `tessera workloads`.

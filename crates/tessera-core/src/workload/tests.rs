@@ -103,6 +103,22 @@ fn unknown_names_and_params_are_config_errors() {
 }
 
 #[test]
+fn workloads_larger_than_the_host_are_config_errors() {
+    // Against a host with 1 GiB available: a 4 GiB GUPS table is refused,
+    // naming the workload and the sizes; a 64 MiB one fits.
+    let (info, p) = (find("gups").unwrap(), |kv| Params::resolve("gups", find("gups").unwrap().params, &params(kv), 0).unwrap());
+    let e = check_fits(info, &p(&[("table", "4GiB")]), Some(1 << 30)).unwrap_err().to_string();
+    assert!(e.contains("workload gups") && e.contains("4.0 GiB of data") && e.contains("1.0 GiB available"), "{e}");
+    assert!(check_fits(info, &p(&[("table", "64MiB")]), Some(1 << 30)).is_ok());
+    assert!(check_fits(info, &p(&[("table", "4GiB")]), None).is_ok(), "no check where the host does not say");
+    // On this host, through the front door: 2^36 dictionary keys are about a terabyte.
+    if host_available_bytes().is_some() {
+        let e = WorkloadSource::start("dict", &params(&[("keys", "68719476736")]), 0).err().unwrap().to_string();
+        assert!(e.contains("workload dict") && e.contains("GiB available"), "{e}");
+    }
+}
+
+#[test]
 fn dropping_the_source_mid_stream_stops_the_thread() {
     let mut src = WorkloadSource::start("uniform", &params(&[("accesses", "1G")]), 0).unwrap();
     let mut b = AccessBatch::with_capacity(BATCH_LEN);
