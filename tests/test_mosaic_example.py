@@ -104,6 +104,13 @@ def test_the_warning_is_recorded_in_the_result_and_shown_in_the_summary(cli, tmp
     assert json.loads(old.to_json())["warnings"] == old.warnings
 
 
+def test_a_quiet_run_still_says_its_warnings(cli):
+    r = cli("run", "--config", EXAMPLE, "--synthetic", "hotcold", "--accesses", "20000", "--footprint", "8MiB",
+            "--set", "os.eviction.period_ms=1000", "--quiet")
+    assert r.code == 0 and r.out == "", r.err
+    assert " ".join(r.err.split()).count("tessera: warning: " + WARNING) == 1
+
+
 def test_the_example_resolves_and_its_shadow_changes_nothing():
     cfg = loads_toml(tessera.resolve_config(EXAMPLE))
     assert cfg["os"]["eviction"]["scan"] == "linux_sampled"

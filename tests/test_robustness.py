@@ -93,6 +93,25 @@ def test_bad_seed_raises_config_error_in_python(seed):
     assert e.value.path == "seed" and f"from 0 to {2**64 - 1}" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "path", "says"),
+    [
+        ({"synthetic": {"pattern": "uniform", "accesses": -5}}, "synthetic.accesses", "cannot be negative"),
+        ({"synthetic": {"pattern": "uniform", "accesses": "abc"}}, "synthetic.accesses", "is not a count"),
+        ({"synthetic": {"pattern": "uniform", "footprint": -1}}, "synthetic.footprint", "cannot be negative"),
+        ({"synthetic": {"pattern": 3}}, "synthetic.pattern", "must be a string"),
+        ({"synthetic": {"patern": "uniform"}}, "synthetic", "allowed: pattern, accesses, footprint"),
+        ({"synthetic": {"pattern": "uniform", "accesses": 1000}, "warmup": -1}, "warmup", "cannot be negative"),
+        ({"synthetic": {"pattern": "uniform", "accesses": 1000}, "warmup": 1.5}, "warmup", "must be a number"),
+    ],
+)
+def test_bad_stream_arguments_raise_config_error_in_python(kwargs, path, says):
+    # As bad keys of a machine file do: a ConfigError naming the key, not a bare ValueError.
+    with pytest.raises(tessera.ConfigError) as e:
+        tessera.simulate("tlb_only", **kwargs)
+    assert e.value.path == path and says in str(e.value), str(e.value)
+
+
 # ------------------------------------------------- 12-14: usage and exit status
 
 

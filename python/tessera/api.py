@@ -94,19 +94,32 @@ def synthetic_defaults() -> dict[str, Any]:
     return dict(_core.synthetic_defaults())
 
 
+def _config_error(path: str, problem: str, allowed: Iterable[str] = ()) -> Exception:
+    """A :class:`~tessera.ConfigError` at key ``path``, as the core raises them
+    (bad input to the API is a config error, like the same input in a file)."""
+    e = _core.ConfigError(f"config error at `{path}`: {problem}")
+    e.path, e.allowed = path, list(allowed)
+    return e
+
+
 def _synthetic_args(synthetic: SyntheticLike) -> tuple[str, int, int]:
     unknown = sorted(set(synthetic) - set(_SYNTHETIC_KEYS))
     if unknown:
-        raise ValueError(f"unknown synthetic parameter(s) {', '.join(unknown)} (allowed: {', '.join(_SYNTHETIC_KEYS)})")
+        raise _config_error(
+            "synthetic", f"unknown parameter(s) {', '.join(unknown)} (allowed: {', '.join(_SYNTHETIC_KEYS)})", _SYNTHETIC_KEYS
+        )
     defaults = synthetic_defaults()
     pattern = synthetic.get("pattern", defaults["pattern"])
     try:
         accesses = parse_count(synthetic.get("accesses", defaults["accesses"]))
     except (TypeError, ValueError) as e:
-        raise ValueError(f"synthetic 'accesses': {e}") from None
-    footprint = parse_size(synthetic.get("footprint", defaults["footprint"]))
+        raise _config_error("synthetic.accesses", str(e)) from None
+    try:
+        footprint = parse_size(synthetic.get("footprint", defaults["footprint"]))
+    except (TypeError, ValueError) as e:
+        raise _config_error("synthetic.footprint", str(e)) from None
     if not isinstance(pattern, str):
-        raise TypeError("synthetic 'pattern' must be a string such as 'uniform'")
+        raise _config_error("synthetic.pattern", f"must be a string such as 'uniform', not {pattern!r}")
     return (pattern, accesses, footprint)
 
 
@@ -175,9 +188,7 @@ def check_seed(seed: Any) -> int:
     """``seed`` as an int, or :class:`~tessera.ConfigError` at key ``seed``."""
     problem = seed_problem(seed)
     if problem is not None:
-        e = _core.ConfigError(f"config error at `seed`: {problem}")
-        e.path, e.allowed = "seed", []
-        raise e
+        raise _config_error("seed", problem)
     return int(seed)
 
 
@@ -304,9 +315,9 @@ def warmup_text(warmup: Union[int, str, None]) -> Optional[str]:
     if warmup is None:
         return None
     if isinstance(warmup, bool) or not isinstance(warmup, (int, str)):
-        raise TypeError(f"warmup must be a number of accesses or a string like '1M instructions', not {warmup!r}")
+        raise _config_error("warmup", f"must be a number of accesses or a string like '1M instructions', not {warmup!r}")
     if isinstance(warmup, int) and warmup < 0:
-        raise ValueError(f"warmup cannot be negative ({warmup})")
+        raise _config_error("warmup", f"cannot be negative ({warmup})")
     return str(warmup)
 
 

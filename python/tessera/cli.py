@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="result file format (default: csv if FILE ends in .csv, else json)",
     )
     p_run.add_argument("--all", action="store_true", help="also print every counter and derived metric")
-    p_run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
+    p_run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table (warnings still go to stderr)")
     _add_champsim(p_run)
 
     # trace
@@ -526,6 +526,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         summary.print_result(result, out, all_stats=args.all)
         if args.out is not None:
             err.print(f"wrote {args.out}", markup=False, highlight=False)
+    else:
+        # Quiet drops the summary, not what the run could not measure.
+        for w in result.warnings:
+            err.print(f"tessera: warning: {w}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
