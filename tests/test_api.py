@@ -130,7 +130,7 @@ def test_source_arguments_are_checked(tmp_path):
         tessera.simulate("tlb_only")
     with pytest.raises(ValueError):
         tessera.simulate("tlb_only", tmp_path / "x", synthetic=SYN)
-    with pytest.raises(ValueError):
+    with pytest.raises(tessera.ConfigError, match="allowed: pattern, accesses, footprint"):
         tessera.simulate("tlb_only", synthetic={**SYN, "speed": 3})
     with pytest.raises(TypeError):
         tessera.simulate(42, synthetic=SYN)  # type: ignore[arg-type]

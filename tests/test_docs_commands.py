@@ -127,8 +127,10 @@ COMMANDS: dict[str, Check] = {
         "needs a Dask scheduler at tcp://head:8786; tests/test_dask.py runs sweeps on a local Dask cluster"),
     "tessera results ls | show RUN_ID | export out.parquet": Run(instead=(
         "tessera results ls", "tessera results show RUN_ID", "tessera results export out.parquet")),
-    "tessera results ls [--sweep tlb-reach] [--failures]": Run(instead=(
-        "tessera results ls", "tessera results ls --sweep tlb-reach", "tessera results ls --failures")),
+    "tessera results ls [--sweep tlb-reach] [--failures] [--format table|json|csv]": Run(instead=(
+        "tessera results ls", "tessera results ls --sweep tlb-reach", "tessera results ls --failures",
+        "tessera results ls --format json", "tessera results ls --sweep tlb-reach --format csv")),
+    "tessera results ls --sweep tlb-reach --format csv": Run(),
     "tessera results ls": Run(),
     "tessera results ls --sweep tlb-reach": Run(),
     "tessera results show RUN_ID": Run(),
