@@ -279,19 +279,13 @@ impl PhysMem {
     /// eviction would give them one).
     pub fn tables_exhausted(&self) -> Error {
         let probe = PageRequest { asid: 0, vpn: 0, size: crate::addr::PageSize::Size4K };
-        let (free, area) = self.table_area().unwrap_or((self.alloc.table_headroom(&probe), self.capacity_frames));
+        let (free, area) = self.alloc.table_area().unwrap_or((self.alloc.table_headroom(&probe), self.capacity_frames));
         Error::OutOfMemory {
             what: self.alloc.table_frame_name().to_string(),
             requested_bytes: BASE_PAGE,
             free_bytes: free * BASE_PAGE,
             capacity_bytes: area * BASE_PAGE,
         }
-    }
-
-    /// Free frames and size of the area page-table nodes come from, when it
-    /// is not all of memory.
-    fn table_area(&self) -> Option<(u64, u64)> {
-        self.alloc.table_area()
     }
 
     /// Free the data page whose first frame is `pfn` (after it was unmapped):
@@ -348,7 +342,7 @@ impl PhysMem {
     pub fn alloc_table_frame(&mut self) -> Result<Pfn> {
         let pfn = match self.try_alloc(0) {
             Some(pfn) => pfn,
-            None if self.table_area().is_some() => return Err(self.tables_exhausted()),
+            None if self.alloc.table_area().is_some() => return Err(self.tables_exhausted()),
             None => return Err(self.out_of_memory(0, self.alloc.table_frame_name())),
         };
         let slot = match self.spare_slots.pop() {
