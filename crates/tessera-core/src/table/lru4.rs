@@ -100,20 +100,19 @@ impl Lru4 {
         debug_assert!(tag != INVALID, "INVALID used as a tag");
         let row = &mut self.rows[set as usize];
         debug_assert!(Self::way_of(row, tag).is_none(), "insert_after_miss of a present tag {tag:#x}");
-        let free = Self::way_of(row, INVALID);
-        let (w, evicted) = match free {
-            Some(w) => {
-                self.live += 1;
-                (w, None)
-            }
-            None => {
-                // The least recent of four valid ways.
-                let s = &row.stamp;
-                let (a, sa) = if s[1] < s[0] { (1, s[1]) } else { (0, s[0]) };
-                let (b, sb) = if s[3] < s[2] { (3, s[3]) } else { (2, s[2]) };
-                let w = if sb < sa { b } else { a };
-                (w, Some((row.tag[w], row.data[w])))
-            }
+        // A free way's stamp is 0 and a valid way's at least 1 (the clock
+        // advances before it stamps), so the least stamp, lowest way first
+        // among equals, is the lowest free way if there is one, else the
+        // least recent: one tournament instead of a search for a free way.
+        let s = &row.stamp;
+        let (a, sa) = if s[1] < s[0] { (1, s[1]) } else { (0, s[0]) };
+        let (b, sb) = if s[3] < s[2] { (3, s[3]) } else { (2, s[2]) };
+        let (w, sw) = if sb < sa { (b, sb) } else { (a, sa) };
+        let evicted = if sw == 0 {
+            self.live += 1;
+            None
+        } else {
+            Some((row.tag[w], row.data[w]))
         };
         row.tag[w] = tag;
         row.data[w] = data;
