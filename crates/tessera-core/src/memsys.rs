@@ -28,13 +28,26 @@ use crate::tlb::Neighbours;
 use crate::walker::{WalkResult, Walker};
 
 /// A translation found by a walk: the first frame and size of the page, its
-/// dirty state, and the host slot of the leaf node (for neighbour fills).
+/// dirty state, and the host slot of the node holding the leaf with the
+/// radix level the walk ended at (neighbour fills read the PTEs around a
+/// level-1 leaf; a leaf above level 1 has no PTE neighbours).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
     pub pfn_base: u64,
     pub size: PageSize,
     pub dirty: bool,
     pub node: u32,
+    pub level: u32,
+}
+
+impl Translation {
+    /// The host slot of the level-1 node holding this 4 KiB translation's
+    /// PTE, whose neighbours map the neighbouring pages; None for a large
+    /// page or a translation that ended above level 1.
+    #[inline]
+    pub fn pte_node(&self) -> Option<u32> {
+        (self.size == PageSize::Size4K && self.level == 1).then_some(self.node)
+    }
 }
 
 /// What a client's translation caches do when the OS removes a mapping.
@@ -98,8 +111,8 @@ impl MemorySystem {
             });
             cycles += c;
             match res {
-                WalkResult::Translated { pfn_base, size, dirty, node } => {
-                    return Ok((Translation { pfn_base, size, dirty, node }, cycles));
+                WalkResult::Translated { pfn_base, size, dirty, node, level } => {
+                    return Ok((Translation { pfn_base, size, dirty, node, level }, cycles));
                 }
                 WalkResult::Fault { .. } => {
                     cycles += self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)?;
@@ -205,7 +218,7 @@ impl MemorySystem {
                 self.mem.write_linked(slot, word, used);
             }
         }
-        Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.slot })
+        Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.slot, level: leaf.level })
     }
 
     /// [`Self::neighbours`] of `va`'s page found by a software walk (no
@@ -213,7 +226,7 @@ impl MemorySystem {
     /// `out.len = 0` if `va` is not mapped by a 4 KiB leaf.
     pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, out: &mut Neighbours) {
         match self.pt.leaf(&self.mem, asid, va) {
-            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours(va, asid, leaf.slot, n, out),
+            Some(leaf) if leaf.size == PageSize::Size4K && leaf.level == 1 => self.neighbours(va, asid, leaf.slot, n, out),
             _ => out.len = 0,
         }
     }

@@ -368,12 +368,13 @@ impl CpuMachine {
     }
 
     /// The shadows see a translation the machine made; `node`: the host slot
-    /// of its leaf node, when at hand (else the shadows find it if they need it).
+    /// of the level-1 node holding its 4 KiB leaf, when at hand (else the
+    /// shadows find it if they need it).
     #[inline(never)]
     fn observe(&mut self, f: &Fill, instr: bool, write: bool, node: Option<u32>) {
         let (Some(shadows), sys) = (self.shadows.as_deref_mut(), &self.sys) else { return };
         shadows.observe(f, instr, write, |n, out| match node {
-            Some(node) if f.size == PageSize::Size4K => sys.neighbours(f.va, f.asid, node, n, out),
+            Some(node) => sys.neighbours(f.va, f.asid, node, n, out),
             _ => sys.leaf_neighbours(f.va, f.asid, n, out),
         });
     }
@@ -392,7 +393,7 @@ impl CpuMachine {
             self.set_dirty(va, asid, instr);
         }
         if SHADOWS {
-            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty || write }, instr, write, Some(t.node));
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty || write }, instr, write, t.pte_node());
         }
         Ok((t.pfn_base, t.size))
     }
@@ -412,14 +413,17 @@ impl CpuMachine {
             self.core.translation_stall_cycles += cycles;
         }
         let wanted = self.mmu.neighbours_wanted();
-        if wanted == 0 || t.size != PageSize::Size4K {
-            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
-        } else {
-            self.sys.neighbours(va, asid, t.node, wanted, &mut self.neighbours);
+        // Only a 4 KiB leaf read in a level-1 node has PTE neighbours (a
+        // 4 KiB translation may also end above level 1, as a GT-PDE's does).
+        let pte_node = if wanted == 0 { None } else { t.pte_node() };
+        if let Some(node) = pte_node {
+            self.sys.neighbours(va, asid, node, wanted, &mut self.neighbours);
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
+        } else {
+            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
         }
         if SHADOWS {
-            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, Some(t.node));
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.pte_node());
         }
         Ok((t.pfn_base, t.size))
     }

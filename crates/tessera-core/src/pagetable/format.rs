@@ -119,6 +119,19 @@ pub trait PageTableFormat {
     fn large_keeps_node(&self) -> bool {
         false
     }
+    /// Cycles the walker spends decoding the entry whose first word is
+    /// `raw` at `level`, beyond the reference that read it (which costs
+    /// `walker.step_cycles` plus the serving cache level's latency): 0 for
+    /// an entry a radix walker uses as it is; a GT-PDE's block select costs
+    /// more (3 cycles in the GTSM paper). Charged to every walk that reads
+    /// the entry, faulting or not. A format that charges cycles for a
+    /// pointer entry (`Step::Next`) must also turn the walker's shortcuts
+    /// off ([`Self::allows_shortcuts`]): a shortcut walk starts at the leaf
+    /// node and decodes none of the entries above it.
+    #[inline(always)]
+    fn decode_cycles(&self, _raw: u64, _level: u32) -> u32 {
+        0
+    }
     /// Whether the walker may use its host-side shortcuts (see module doc).
     fn allows_shortcuts(&self) -> bool {
         true

@@ -94,9 +94,11 @@ impl Psc {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WalkResult {
     /// Leaf of `size` mapping the page that starts at frame `pfn_base`;
-    /// `node` is the host slot of the node holding the 4 KiB-level entry
-    /// read last (for fills from the neighbouring entries).
-    Translated { pfn_base: u64, size: PageSize, dirty: bool, node: u32 },
+    /// `node` is the host slot of the node holding the entry read last, at
+    /// radix `level` (1: a 4 KiB-level entry, whose neighbours in `node`
+    /// are the translations of the neighbouring pages; above 1 a leaf such
+    /// as a 2 MiB PDE or a GT-PDE, whose node holds no PTEs).
+    Translated { pfn_base: u64, size: PageSize, dirty: bool, node: u32, level: u32 },
     /// A non-present entry at radix `level`.
     Fault { level: u32 },
 }
@@ -281,6 +283,7 @@ impl Walker {
             let raw = mem.read_entry(slot, w);
             debug_assert_eq!(raw, mem.read_u64((node << 12) + w * 8), "host slot out of step with the table");
             let step = format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64));
+            cycles += format.decode_cycles(raw, level) as u64;
             let leaf = matches!(step, Step::Leaf { .. });
             if step != Step::NotPresent {
                 let new = format.used(raw, leaf, is_write);
@@ -295,11 +298,11 @@ impl Walker {
                 Step::Leaf { pfn_base, size } => {
                     let dirty = is_write || format.is_dirty(raw);
                     break match large {
-                        None => WalkResult::Translated { pfn_base, size, dirty, node: slot },
+                        None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
                         Some(big) => {
                             // A 4 KiB piece of a large page: its first frame from this one.
                             let within = (va >> 12) & ((1 << big.order()) - 1);
-                            WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot }
+                            WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot, level }
                         }
                     };
                 }

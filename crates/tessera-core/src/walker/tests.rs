@@ -47,7 +47,7 @@ fn cold_four_level_walk_issues_four_references() {
     let mut r = rig("tlb_only", &[]);
     let pfn = r.map(VA, PageSize::Size4K);
     let (res, _) = r.walk(VA, false);
-    assert!(matches!(res, WalkResult::Translated { pfn_base, size, dirty: false, .. } if pfn_base == pfn && size == PageSize::Size4K));
+    assert!(matches!(res, WalkResult::Translated { pfn_base, size, dirty: false, level: 1, .. } if pfn_base == pfn && size == PageSize::Size4K));
     assert_eq!(r.walker.stats.refs_total, 4);
     assert_eq!(r.walker.stats.walks, 1);
     assert_eq!(r.walker.leaves(PageSize::Size4K), 1);
@@ -91,7 +91,7 @@ fn two_meg_leaf_is_found_by_the_third_reference() {
     let va = 0x7f00_0020_0000;
     let pfn = r.map(va, PageSize::Size2M);
     let (res, _) = r.walk(va + 0x12345, false);
-    assert!(matches!(res, WalkResult::Translated { pfn_base, size, dirty: false, .. } if pfn_base == pfn && size == PageSize::Size2M));
+    assert!(matches!(res, WalkResult::Translated { pfn_base, size, dirty: false, level: 2, .. } if pfn_base == pfn && size == PageSize::Size2M));
     assert_eq!(r.walker.stats.refs_total, 3);
     assert_eq!(r.walker.leaves(PageSize::Size2M), 1);
 }
@@ -260,4 +260,67 @@ fn the_leaf_index_is_the_formats_own() {
         }
     }
     assert!(checked >= 12, "only {checked} formats built");
+}
+
+/// x86-64 radix entries, with a decode cost on level-2 entries (as a
+/// GT-PDE has): the walker must add it to the walk's cycles.
+struct CostlyPd(crate::pagetable::x86_radix::X86Radix);
+
+impl PageTableFormat for CostlyPd {
+    fn levels(&self) -> u32 {
+        self.0.levels()
+    }
+    fn level_shift(&self, level: u32) -> u32 {
+        self.0.level_shift(level)
+    }
+    fn index(&self, va: u64, level: u32) -> u64 {
+        self.0.index(va, level)
+    }
+    fn entry_words(&self) -> u32 {
+        1
+    }
+    fn va_bits(&self) -> u32 {
+        self.0.va_bits()
+    }
+    fn sizes(&self) -> &[PageSize] {
+        self.0.sizes()
+    }
+    fn leaf_level(&self, size: PageSize) -> Option<u32> {
+        self.0.leaf_level(size)
+    }
+    fn decode(&self, raw: u64, level: u32, va: u64, asid: Asid, word: &dyn Fn(u32) -> u64) -> Step {
+        self.0.decode(raw, level, va, asid, word)
+    }
+    fn encode_leaf(&self, size: PageSize, pfn: crate::addr::Pfn) -> u64 {
+        self.0.encode_leaf(size, pfn)
+    }
+    fn decode_cycles(&self, _raw: u64, level: u32) -> u32 {
+        if level == 2 { 3 } else { 0 }
+    }
+    fn allows_shortcuts(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn decode_cycles_of_an_entry_are_added_to_its_walk() {
+    use crate::registry::Mechanism;
+    let ctx = crate::pagetable::x86_radix::FormatCtx { levels: Some(4), ..Default::default() };
+    let costly = CostlyPd(crate::pagetable::x86_radix::X86Radix::build(&Default::default(), &ctx).unwrap());
+    let mut cycles = Vec::new();
+    for pd_cost in [false, true] {
+        // A timed machine: its walker counts cycles.
+        let mut r = rig("sandy_bridge", &[]);
+        r.map(VA, PageSize::Size4K);
+        let (root, slot) = r.pt.root_linked(&mut r.mem, 0).unwrap();
+        let (res, c) = if pd_cost {
+            r.walker.walk(&costly, VA, 0, (root.0, slot), false, false, &mut r.mem, &mut r.caches)
+        } else {
+            r.walk(VA, false)
+        };
+        assert!(matches!(res, WalkResult::Translated { level: 1, .. }));
+        assert_eq!(r.walker.stats.cycles, c, "the walker's cycle counter includes the decode");
+        cycles.push(c);
+    }
+    assert_eq!(cycles[1], cycles[0] + 3, "one level-2 entry read, 3 cycles to decode it");
 }
