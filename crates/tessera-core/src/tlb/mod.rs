@@ -348,7 +348,8 @@ struct SideLevels {
     /// tables directly. Empty otherwise.
     plain: Vec<PlainStep>,
     /// Every structure of `plain` keeps its entries in a 4-way LRU table, so
-    /// the lookup carries no code of the general table.
+    /// the lookup carries no code of the general table (and `plain` is not
+    /// empty).
     plain_lru4: bool,
 }
 
@@ -362,6 +363,8 @@ struct PlainStep {
     size: PageSize,
     /// `size.shift()`, kept here so a probe needs no lookup of it.
     shift: u32,
+    /// The page-size bits of the structure's tags (see [`tag`]).
+    size_tag: u64,
     latency: u32,
     set_mask: u64,
 }
@@ -440,6 +443,15 @@ pub struct Mmu {
     /// installs into (the first of each level that holds the size), in level
     /// order. Precomputed so a fill does not search the levels.
     fill_plan: [[Vec<u16>; PageSize::COUNT]; 2],
+    /// The same plans with each structure's set mask, on a side whose
+    /// structures all keep their entries in 4-way LRU tables
+    /// (`SideLevels::plain_lru4`): a walk fill installs into those tables
+    /// directly. Empty on other sides.
+    lru4_fill: [[Vec<(u16, u64)>; PageSize::COUNT]; 2],
+    /// `[data, instr]`: the side is `plain_lru4` and shares no level-1
+    /// structure with the other, so a lookup that misses the memo goes
+    /// straight to [`Self::lookup_lru4`].
+    lru4_side: [bool; 2],
     /// `[data, instr]`: every level-1 structure of the side is memo-safe, so
     /// its hits may be memoised.
     memo_ok: [bool; 2],
@@ -504,6 +516,7 @@ impl Mmu {
                         ends_level: st.ends_level,
                         size,
                         shift: size.shift(),
+                        size_tag: tag(0, size, 0),
                         latency: st.latency,
                         set_mask,
                     }),
@@ -511,7 +524,7 @@ impl Mmu {
                 })
                 .collect();
             side.plain = plain.unwrap_or_default();
-            side.plain_lru4 = side.plain.iter().all(|st| match &tlbs[st.tlb as usize].org {
+            side.plain_lru4 = !side.plain.is_empty() && side.plain.iter().all(|st| match &tlbs[st.tlb as usize].org {
                 AnyTlbOrganisation::SetAssoc(s) => s.is_lru4(),
                 _ => false,
             });
@@ -521,6 +534,15 @@ impl Mmu {
             side.levels.iter().filter_map(|l| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size))).collect()
         };
         let fill_plan = [&data, &instr].map(|side| PageSize::ALL.map(|size| plan(side, size)));
+        let lru4_plan = |side: &SideLevels, size: PageSize| -> Vec<(u16, u64)> {
+            if !side.plain_lru4 {
+                return Vec::new();
+            }
+            let mask = |i: u16| side.plain.iter().find(|st| st.tlb == i).map(|st| st.set_mask);
+            plan(side, size).into_iter().map(|i| (i, mask(i).expect("a plain side's plan holds its own structures"))).collect()
+        };
+        let lru4_fill = [&data, &instr].map(|side| PageSize::ALL.map(|size| lru4_plan(side, size)));
+        let lru4_side = [data.plain_lru4 && !shared_l1, instr.plain_lru4 && !shared_l1];
         let on_side = |side: Side| tlbs.iter().filter(move |t| t.side == side || t.side == Side::Unified);
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
@@ -534,6 +556,8 @@ impl Mmu {
             memo: [Memo::default(); 2],
             shared_l1,
             fill_plan,
+            lru4_fill,
+            lru4_side,
             memo_ok,
             promote_nb,
             nb_wanted,
@@ -576,6 +600,9 @@ impl Mmu {
         if m.valid && m.asid == asid && va >> m.shift == m.vpn {
             m.pending += 1;
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
+        }
+        if self.lru4_side[instr as usize] {
+            return self.lookup_lru4(va, asid, instr);
         }
         self.lookup_unmemoised(va, asid, instr)
     }
@@ -666,12 +693,67 @@ impl Mmu {
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
     }
 
+    /// [`Self::lookup_plain`] of a side whose structures all keep 4-way LRU
+    /// tables and share no level-1 structure with the other side: the same
+    /// probes, counts, promotion and memo in a function of its own, small
+    /// enough to keep its state in registers.
+    #[inline(never)]
+    fn lookup_lru4(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        self.settle(instr);
+        let asid_tag = tag(0, PageSize::Size4K, asid);
+        let mut latency = 0;
+        let mut found: Option<(usize, u64)> = None;
+        let Mmu { tlbs, data, instr: instr_side, .. } = self;
+        let side = if instr { &*instr_side } else { &*data };
+        for (k, st) in side.plain.iter().enumerate() {
+            latency += st.latency;
+            let tlb = &mut tlbs[st.tlb as usize];
+            tlb.stats.lookups += 1;
+            let hit = match &mut tlb.org {
+                AnyTlbOrganisation::SetAssoc(s) => match s.lru4_mut() {
+                    Some(t) if !t.is_empty() => {
+                        let vpn = va >> st.shift;
+                        t.lookup((vpn & st.set_mask) as u32, vpn | st.size_tag | asid_tag)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match hit {
+                Some(d) => {
+                    tlb.stats.hits += 1;
+                    found = Some((k, d));
+                }
+                None => tlb.stats.misses += 1,
+            }
+            if st.ends_level && found.is_some() {
+                break;
+            }
+        }
+        let Some((k, d)) = found else {
+            return Lookup::Miss { latency };
+        };
+        let st = side.plain[k];
+        let (pfn_base, dirty, size, li) = (d >> 1, d & 1 == 1, st.size, st.level as usize);
+        if li > 0 {
+            self.promote(instr, li, st.tlb as usize, &Fill { va, asid, size, pfn: pfn_base, dirty });
+        } else if self.memo_ok[instr as usize] {
+            self.memo[instr as usize] =
+                Memo { valid: true, asid, vpn: va >> st.shift, shift: st.shift, latency, pending: 0, size, pfn_base, dirty, hit: st.tlb as usize };
+        }
+        Lookup::Hit { pfn_base, size, dirty, level: li, latency }
+    }
+
     /// The same hierarchy with every lookup on the general path (tests hold
     /// the plain path to it).
     #[cfg(test)]
     pub(crate) fn without_plain_path(mut self) -> Mmu {
         self.data.plain.clear();
         self.instr.plain.clear();
+        self.data.plain_lru4 = false;
+        self.instr.plain_lru4 = false;
+        self.lru4_fill = Default::default();
+        self.lru4_side = [false; 2];
         self
     }
 
@@ -787,7 +869,21 @@ impl Mmu {
                 // The walk followed a miss at every level. A single-page
                 // entry's tag and payload are the same in every structure.
                 let entry = (tag(va >> size.shift(), size, asid), payload(pfn_base, dirty));
-                let Mmu { tlbs, fill_plan, .. } = self;
+                let Mmu { tlbs, fill_plan, lru4_fill, .. } = self;
+                let direct = &lru4_fill[instr as usize][size.index()];
+                if !direct.is_empty() {
+                    // What `fill_absent` does for these structures, without the families.
+                    for &(i, set_mask) in direct {
+                        let tlb = &mut tlbs[i as usize];
+                        tlb.stats.fills += 1;
+                        let AnyTlbOrganisation::SetAssoc(s) = &mut tlb.org else { unreachable!("a plain side holds set_assoc structures") };
+                        let Some(t) = s.lru4_mut() else { unreachable!("a plain_lru4 side's tables are 4-way LRU") };
+                        if t.insert_after_miss((tag_vpn(entry.0) & set_mask) as u32, entry.0, entry.1).is_some() {
+                            tlb.stats.evictions += 1;
+                        }
+                    }
+                    return;
+                }
                 for &i in &fill_plan[instr as usize][size.index()] {
                     tlbs[i as usize].fill_absent(&f, entry, nb);
                 }
