@@ -178,7 +178,7 @@ impl MemorySystem {
     pub fn neighbours(&self, va: u64, asid: Asid, node: u32, n: u32, out: &mut Neighbours) {
         use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
         let format = self.pt.format();
-        let per_node = 1u64 << (format.level_shift(2) - crate::addr::BASE_SHIFT);
+        let per_node = 1u64 << (format.node_shift(1) - crate::addr::BASE_SHIFT);
         let n = (n as u64).min(per_node).min(crate::tlb::MAX_GROUP as u64);
         let first = (va >> 12) & !(n - 1);
         out.first_vpn = first;

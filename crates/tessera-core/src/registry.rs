@@ -266,6 +266,9 @@ family! {
         ref fn encode_leaf(size: crate::addr::PageSize, pfn: crate::addr::Pfn) -> u64;
         ref fn large_keeps_node() -> bool;
         ref fn allows_shortcuts() -> bool;
+        ref fn table_word(va: u64, level: u32) -> u32;
+        ref fn node_shift(level: u32) -> u32;
+        ref fn decode_cycles(raw: u64, level: u32) -> u32;
         ref fn set_page(words: &mut [u64], va: u64, asid: crate::addr::Asid, pfn: Option<crate::addr::Pfn>) -> crate::error::Result<()>;
     }
 }

@@ -18,7 +18,8 @@
 //! (asid, va), which `decode` receives.
 //!
 //! `decode` says what a walk does next ([`Step`]): stop (not present),
-//! descend to a node, stop at a leaf with the frame of *this* address (a
+//! descend to a node (through the pointer in word
+//! [`PageTableFormat::table_word`] of the entry), stop at a leaf with the frame of *this* address (a
 //! format whose leaves map several frames, such as a table of contents,
 //! picks the right one from `va`), or, for a large-page bit that keeps the
 //! node below (GPU Mosaic), read one entry of the next level and take the
@@ -118,6 +119,27 @@ pub trait PageTableFormat {
     /// 4 KiB pieces (and the large entry points at that node).
     fn large_keeps_node(&self) -> bool {
         false
+    }
+    /// The word of `va`'s entry at `level` that holds the pointer to the
+    /// node below for `va` (and its accessed bit and host link), when
+    /// [`Self::decode`] says [`Step::Next`], or the word a pointer for `va`
+    /// is written to when it says [`Step::NotPresent`]: 0 for a one-pointer
+    /// entry. An entry may hold several pointers, each for part of the range
+    /// it covers: a 16-byte GT-PDE slot in the 4 MB mode holds two 8-byte
+    /// PDEs when it maps no superpage, one for each 2 MiB half. (The
+    /// paging-structure caches key an entry by its whole range, so they do
+    /// not yet serve a level whose entries hold several pointers.)
+    #[inline(always)]
+    fn table_word(&self, _va: u64, _level: u32) -> u32 {
+        0
+    }
+    /// log2 of the virtual range one node at `level` covers: by default
+    /// the range of the entry above that points to it; less when that entry
+    /// holds several pointers ([`Self::table_word`]). The walker's hints
+    /// and neighbour fills key leaf nodes by it.
+    #[inline(always)]
+    fn node_shift(&self, level: u32) -> u32 {
+        self.level_shift(level + 1)
     }
     /// Cycles the walker spends decoding the entry whose first word is
     /// `raw` at `level`, beyond the reference that read it (which costs

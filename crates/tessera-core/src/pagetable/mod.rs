@@ -181,6 +181,15 @@ impl PageTable {
         format.visit(Map { mem, nodes, mappings, levels: *levels, root_slot, asid, va, size, pfn, name })
     }
 
+    /// [`Self::map`] with the entries of `format` instead of this table's
+    /// own (for tests of format contracts with formats made for them).
+    #[cfg(test)]
+    pub(crate) fn map_as<F: PageTableFormat>(&mut self, format: &F, mem: &mut PhysMem, asid: Asid, va: u64, size: PageSize, pfn: Pfn) -> Result<()> {
+        let (_, root_slot) = self.root_linked(mem, asid)?;
+        let PageTable { nodes, mappings, levels, .. } = self;
+        Map { mem, nodes, mappings, levels: *levels, root_slot, asid, va, size, pfn, name: "test" }.visit(format)
+    }
+
     /// Map or unmap one page in the level-1 entry at word `w` of the node in
     /// `slot`, for a format whose level-1 entries group pages.
     fn write_page(&self, mem: &mut PhysMem, slot: u32, w: u64, va: u64, asid: Asid, pfn: Option<Pfn>) -> Result<()> {
@@ -250,7 +259,7 @@ impl PageTable {
                     if level == stop {
                         return None;
                     }
-                    slot = mem.entry_link(slot, w);
+                    slot = mem.entry_link(slot, w + self.format.table_word(va, level) as u64);
                     level -= 1;
                 }
             }
@@ -358,12 +367,13 @@ impl FormatVisitor for Map<'_> {
         for level in (target + 1..=levels).rev() {
             let w = format.word(va, level);
             let raw = mem.read_entry(slot, w);
-            slot = match format.decode(raw, level, va, asid, &|_| 0) {
-                Step::Next { .. } => mem.entry_link(slot, w),
+            let tw = w + format.table_word(va, level) as u64;
+            slot = match format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
+                Step::Next { .. } => mem.entry_link(slot, tw),
                 Step::NotPresent => {
                     let (_, child_slot) = new_node(mem, nodes, level - 1)?;
                     let child = mem.table_frame_of(child_slot);
-                    mem.write_table_entry(slot, w, format.encode_table(child, level), child_slot);
+                    mem.write_table_entry(slot, tw, format.encode_table(child, level), child_slot);
                     child_slot
                 }
                 Step::Leaf { .. } | Step::LargeViaNext { .. } => {

@@ -150,7 +150,7 @@ pub struct Walker {
 const NO_PSC: u8 = u8::MAX;
 
 /// The key of `va`'s leaf node in the hint table; `shift` is the format's
-/// `level_shift(2)` (a constant in a walk, where the format is concrete).
+/// `node_shift(1)` (a constant in a walk, where the format is concrete).
 #[inline(always)]
 fn hint_key(va: u64, asid: Asid, shift: u32) -> u64 {
     (va >> shift) & ((1 << 36) - 1) | (asid as u64) << 36
@@ -211,7 +211,7 @@ impl Walker {
             step_cycles: spec.walker.step_cycles,
             dram_ref_cycles: spec.walker.step_cycles as u64 + spec.cache.dram_latency as u64,
             leaves: [0; PageSize::COUNT],
-            hint_shift: format.level_shift(2),
+            hint_shift: format.node_shift(1),
             entry,
             levels: format.levels(),
             pscs,
@@ -247,7 +247,7 @@ impl Walker {
         let mut refs = 0u64;
         // A walk that starts from a hint needs not record it again.
         let mut hinted = false;
-        let key = hint_key(va, asid, format.level_shift(2));
+        let key = hint_key(va, asid, format.node_shift(1));
         let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
             // The levels above were read and found present with their
             // accessed bits set, and are unchanged: reading them again would
@@ -285,12 +285,18 @@ impl Walker {
             let step = format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64));
             cycles += format.decode_cycles(raw, level) as u64;
             let leaf = matches!(step, Step::Leaf { .. });
+            // The word the walk uses: a step down's pointer, else the entry's first.
+            let uw = match step {
+                Step::Next { .. } => w + format.table_word(va, level) as u64,
+                _ => w,
+            };
             if step != Step::NotPresent {
-                let new = format.used(raw, leaf, is_write);
-                if new != raw {
-                    self.stats.accessed_updates += !format.is_accessed(raw) as u64;
-                    self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(raw)) as u64;
-                    mem.write_linked(slot, w, new);
+                let used = if uw == w { raw } else { mem.read_entry(slot, uw) };
+                let new = format.used(used, leaf, is_write);
+                if new != used {
+                    self.stats.accessed_updates += !format.is_accessed(used) as u64;
+                    self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(used)) as u64;
+                    mem.write_linked(slot, uw, new);
                 }
             }
             match step {
@@ -313,7 +319,7 @@ impl Walker {
                     level -= 1;
                 }
                 Step::Next { node: next } => {
-                    let child = mem.entry_link(slot, w);
+                    let child = mem.entry_link(slot, uw);
                     // A non-leaf entry read from memory: remember it in the PSC for this level.
                     if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
                         let p = &mut self.pscs[p as usize];

@@ -324,3 +324,90 @@ fn decode_cycles_of_an_entry_are_added_to_its_walk() {
     }
     assert_eq!(cycles[1], cycles[0] + 3, "one level-2 entry read, 3 cycles to decode it");
 }
+
+/// x86-64 radix entries except at level 2, where a 16-byte entry covers
+/// 4 MiB and holds two PDEs, one per 2 MiB half (the GT-PDE 4 MB mode's
+/// slot when it maps no superpage): the walk must use, set the accessed bit
+/// of and follow the pointer of `va`'s half.
+struct SplitPd(crate::pagetable::x86_radix::X86Radix);
+
+impl PageTableFormat for SplitPd {
+    fn levels(&self) -> u32 {
+        4
+    }
+    fn level_shift(&self, level: u32) -> u32 {
+        if level == 2 { 22 } else { self.0.level_shift(level) }
+    }
+    fn index(&self, va: u64, level: u32) -> u64 {
+        if level == 2 { (va >> 22) & 255 } else { self.0.index(va, level) }
+    }
+    fn entry_words(&self) -> u32 {
+        2
+    }
+    fn level_entry_words(&self, level: u32) -> u32 {
+        if level == 2 { 2 } else { 1 }
+    }
+    fn va_bits(&self) -> u32 {
+        48
+    }
+    fn sizes(&self) -> &[PageSize] {
+        &[PageSize::Size4K]
+    }
+    fn leaf_level(&self, size: PageSize) -> Option<u32> {
+        (size == PageSize::Size4K).then_some(1)
+    }
+    fn decode(&self, raw: u64, level: u32, va: u64, asid: Asid, word: &dyn Fn(u32) -> u64) -> Step {
+        if level != 2 {
+            return self.0.decode(raw, level, va, asid, word);
+        }
+        let pde = if self.table_word(va, 2) == 0 { raw } else { word(1) };
+        self.0.decode(pde, 2, va, asid, word)
+    }
+    fn encode_leaf(&self, size: PageSize, pfn: crate::addr::Pfn) -> u64 {
+        self.0.encode_leaf(size, pfn)
+    }
+    fn table_word(&self, va: u64, level: u32) -> u32 {
+        if level == 2 { ((va >> 21) & 1) as u32 } else { 0 }
+    }
+    fn node_shift(&self, level: u32) -> u32 {
+        if level == 1 { 21 } else { self.level_shift(level + 1) }
+    }
+}
+
+#[test]
+fn a_walk_takes_the_pointer_of_its_half_of_a_two_pointer_entry() {
+    use crate::registry::Mechanism;
+    let ctx = crate::pagetable::x86_radix::FormatCtx { levels: Some(4), ..Default::default() };
+    let split = SplitPd(crate::pagetable::x86_radix::X86Radix::build(&Default::default(), &ctx).unwrap());
+    // One 4 MiB region: a page in each 2 MiB half, and a second page in the upper half.
+    let lo = 0x7f00_0040_0000u64 + 0x3000;
+    let hi = 0x7f00_0060_0000u64 + 0x5000;
+    let hi2 = hi + 0x1000;
+    let mut r = rig("tlb_only", &[]);
+    let mut frames = Vec::new();
+    for va in [lo, hi, hi2] {
+        let pfn = r.mem.alloc(0, "test page").unwrap();
+        r.pt.map_as(&split, &mut r.mem, 0, va, PageSize::Size4K, pfn).unwrap();
+        frames.push(pfn.0);
+    }
+    assert_eq!(r.pt.nodes(1), 2, "one page table per 2 MiB half");
+    assert_eq!(r.pt.nodes(2), 1, "one PD");
+    let (root, slot) = r.pt.root_linked(&mut r.mem, 0).unwrap();
+    // Walks of the upper half after the lower one: a hint keyed by the
+    // entry's 4 MiB range instead of the node's 2 MiB would start them in
+    // the lower half's page table.
+    let walk = |r: &mut Rig, va: u64| r.walker.walk(&split, va, 0, (root.0, slot), false, false, &mut r.mem, &mut r.caches).0;
+    for (va, pfn) in [(lo, frames[0]), (hi, frames[1]), (hi2, frames[2])] {
+        assert!(matches!(walk(&mut r, va), WalkResult::Translated { pfn_base, level: 1, .. } if pfn_base == pfn), "{va:#x}");
+    }
+    assert_eq!(r.walker.stats.refs_total, 12, "four references a walk (no shortcut across halves)");
+    // The PD slot's two words carry their own accessed bits.
+    let pd = (root.0 << 12) + split.index(lo, 4) * 8;
+    let pdpt = crate::pagetable::x86_radix::frame(r.mem.read_u64(pd)).0 << 12;
+    let pd_node = crate::pagetable::x86_radix::frame(r.mem.read_u64(pdpt + split.index(lo, 3) * 8)).0 << 12;
+    let slot_addr = pd_node + split.index(lo, 2) * 16;
+    let (w0, w1) = (r.mem.read_u64(slot_addr), r.mem.read_u64(slot_addr + 8));
+    assert!(w0 & ACCESSED != 0 && w1 & ACCESSED != 0, "each half's PDE was used: {w0:#x} {w1:#x}");
+    assert_ne!(frame(w0), frame(w1), "two page tables");
+    assert_eq!(r.walker.stats.accessed_updates, 1 + 1 + 2 + 3, "the PML4E, the PDPTE, both PDEs, three PTEs");
+}
