@@ -31,6 +31,7 @@
 //! `pagetable.mappings_2m`, `pagetable.mappings_1g`.
 
 pub mod format;
+pub mod gt_pde;
 pub mod mosaic_toc;
 pub mod radix;
 pub mod x86_radix;
