@@ -126,9 +126,8 @@ pub trait PageTableFormat {
     /// is written to when it says [`Step::NotPresent`]: 0 for a one-pointer
     /// entry. An entry may hold several pointers, each for part of the range
     /// it covers: a 16-byte GT-PDE slot in the 4 MB mode holds two 8-byte
-    /// PDEs when it maps no superpage, one for each 2 MiB half. (The
-    /// paging-structure caches key an entry by its whole range, so they do
-    /// not yet serve a level whose entries hold several pointers.)
+    /// PDEs when it maps no superpage, one for each 2 MiB half. Such a
+    /// format's [`Self::node_shift`] says the range of one pointer.
     #[inline(always)]
     fn table_word(&self, _va: u64, _level: u32) -> u32 {
         0

@@ -74,7 +74,8 @@ pub struct Psc {
     pub name: &'static str,
     /// Radix level of the cached entry (2 = PDE, 3 = PDPTE, 4 = PML4E, 5 = PML5E).
     pub level: u32,
-    /// Shift of the virtual-address range one cached entry covers.
+    /// Shift of the virtual-address range one cached pointer covers: the
+    /// range of the node it points to (an entry may hold several pointers).
     shift: u32,
     table: SetAssoc,
     set_mask: u64,
@@ -207,7 +208,7 @@ impl Walker {
         Ok(Walker {
             count_cycles: spec.timing.enabled,
             format: format.clone(),
-            leaf_index: (format.level_shift(1), format.index(u64::MAX, 1), format.level_entry_words(1) as u64),
+            leaf_index: leaf_index(format),
             step_cycles: spec.walker.step_cycles,
             dram_ref_cycles: spec.walker.step_cycles as u64 + spec.cache.dram_latency as u64,
             leaves: [0; PageSize::COUNT],
@@ -224,6 +225,19 @@ impl Walker {
             shortcut_walks: 0,
             psc_at,
         })
+    }
+
+    /// The same walker keyed for the geometry of `format` (its PSCs, hints
+    /// and leaf index), for tests of format contracts with formats made for
+    /// them, which the registry cannot build.
+    #[cfg(test)]
+    pub(crate) fn keyed_for<F: PageTableFormat>(mut self, format: &F) -> Walker {
+        self.leaf_index = leaf_index(format);
+        self.hint_shift = format.node_shift(1);
+        for p in &mut self.pscs {
+            p.shift = psc_shift(format, p.level);
+        }
+        self
     }
 
     /// Walk the table rooted at frame `root` (host slot `root_slot`) for `va`.
@@ -482,6 +496,18 @@ impl Walker {
     }
 }
 
+/// `format`'s level-1 index as `(shift, mask, words)` (see [`Walker::leaf_index`]).
+fn leaf_index<F: PageTableFormat>(format: &F) -> (u32, u64, u64) {
+    (format.level_shift(1), format.index(u64::MAX, 1), format.level_entry_words(1) as u64)
+}
+
+/// The key shift of a PSC of level-`level` entries: the range of the node
+/// one cached pointer leads to (less than the entry's range when an entry
+/// holds several pointers).
+fn psc_shift<F: PageTableFormat>(format: &F, level: u32) -> u32 {
+    format.node_shift(level - 1)
+}
+
 fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>> {
     let mut v = Vec::new();
     for (name, level) in [("pde", 2u32), ("pdpte", 3), ("pml4e", 4), ("pml5e", 5)] {
@@ -497,7 +523,7 @@ fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>>
             v.push(Psc {
                 name,
                 level,
-                shift: format.level_shift(level),
+                shift: psc_shift(format, level),
                 table: SetAssoc::new(sets, ways, repl),
                 set_mask: (sets - 1) as u64,
                 latency: p.latency,
