@@ -178,6 +178,11 @@ COMMANDS: dict[str, Check] = {
     "cargo run --release -p tessera-core --example trace_tool -- convert sort.lackey examples/traces/sort.tess "
     "native": Skip("builds the Rust example (minutes) from a lackey text the repository does not ship; "
                    "tests/test_traces.py converts lackey traces with the same reader"),
+    # GTSM: retired pages in a run, and the Monte Carlo at a small sample.
+    "tessera run --preset sandy_bridge --synthetic uniform --accesses 1e6 --footprint 4GiB --set physmem.page_size=thp "
+    "--set physmem.retired.kind=uniform --set physmem.retired.fraction=0.005": Run(small=(("1e6", "2e4"),)),
+    "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),
+    "tessera gtsm montecarlo --figure fig14 --json": Run(small=(("--json", "--json --slices 1000"),)),
     # The reproductions.
     "tessera reproduce mmu-analysis --quick -o mmu-report": _REPRODUCE,
     "tessera reproduce mmu-analysis --quick -o mmu-quick": _REPRODUCE,
