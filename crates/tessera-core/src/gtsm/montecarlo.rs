@@ -388,8 +388,8 @@ fn clean_counts(p: &Params, figure: &str, point: usize, r: f64, chunks: u64) -> 
         for _ in batch_range(b, chunks) {
             sample_chunk(&mut rng, r, &mut words);
             let c = count_clean(&words);
-            for i in 0..4 {
-                sum[i] += c.clean[i];
+            for (s, k) in sum.iter_mut().zip(c.clean) {
+                *s += k;
             }
         }
         sum
@@ -505,12 +505,12 @@ fn fig14_point(p: &Params, figure: &str, point: usize, r: f64, chunks: u64) -> F
         for _ in batch_range(b, chunks) {
             sample_chunk(&mut rng, r, &mut words);
             let (h, c) = fig14_chunk(&words, &mut bav, &mut out);
-            for i in 0..5 {
-                acc.halves[i] += h[i];
-                acc.squares[i] += (h[i] as u128) * (h[i] as u128);
+            for ((sum, sq), h) in acc.halves.iter_mut().zip(acc.squares.iter_mut()).zip(h) {
+                *sum += h;
+                *sq += (h as u128) * (h as u128);
             }
-            for i in 0..4 {
-                acc.clean[i] += c[i];
+            for (sum, c) in acc.clean.iter_mut().zip(c) {
+                *sum += c;
             }
         }
         acc

@@ -23,7 +23,7 @@ enum Op {
 fn ops() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(
         prop_oneof![
-            4 => (0u32..=10).prop_map(Op::Alloc),
+            4 => (0u32..=18).prop_map(Op::Alloc),
             4 => (0u64..1 << 20, 0usize..4).prop_map(|(v, s)| Op::Page(v, s)),
             1 => Just(Op::Table),
             3 => any::<usize>().prop_map(Op::Free),
@@ -158,7 +158,7 @@ proptest! {
     #[test]
     fn reference_allocator_never_hands_out_a_retired_frame(
         frames in 1u64..3000, retired in prop::collection::vec(0u64..3000, 0..200),
-        orders in prop::collection::vec((0u32..=8, any::<bool>()), 1..100),
+        orders in prop::collection::vec((0u32..=12, any::<bool>()), 1..100),
     ) {
         let mut map = RetiredMap::new(frames);
         let mut r = RefFrames::new(frames);

@@ -188,7 +188,7 @@ pub fn bernoulli_indices(rng: &mut crate::rng::SimRng, n: u64, p: f64, mut f: im
         // U in (0, 1]: ln U is finite.
         let u = ((rng.gen::<u64>() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
         let skip = (u.ln() / ln_q).floor();
-        if !(skip < (n - i) as f64) {
+        if skip.is_nan() || skip >= (n - i) as f64 {
             return;
         }
         i += skip as u64;
