@@ -861,7 +861,7 @@ def _gtsm_tables(report: dict[str, Any], out: Console) -> None:
             continue
         t = Table(box=None, header_style="bold", title=f"{fig['title']} (%: estimate [95 % CI] (closed form)); "
                   f"{fig['units_per_point']:,} {fig['unit']} per point", title_justify="left")  # fmt: skip
-        t.add_column(fig["x_label"] + " %", justify="right")
+        t.add_column(fig["x_label"] + " (%)", justify="right")
         for s in fig["series"]:
             t.add_column(s["name"], justify="right")
         for i, p0 in enumerate(fig["series"][0]["points"]):

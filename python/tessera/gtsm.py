@@ -133,7 +133,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"## {fig['title']}", "", f"{fig['units_per_point']:,} {fig['unit']} per point; "
                   "estimate [95 % interval] (closed form).", ""]  # fmt: skip
         names = [s["name"] for s in fig["series"]]
-        lines.append("| " + fig["x_label"] + " | " + " | ".join(names) + " |")
+        lines.append("| " + fig["x_label"] + " (%) | " + " | ".join(names) + " |")
         lines.append("|---:|" + "---:|" * len(names))
         for i, p0 in enumerate(fig["series"][0]["points"]):
             cells = []

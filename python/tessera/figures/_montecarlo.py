@@ -33,7 +33,7 @@ def montecarlo_lines(figure: dict[str, Any], *, ax: Any = None, percent: bool = 
         if all(e is not None for e in exact):
             any_exact = True
             ax.plot(x, np.array(exact) * scale, linestyle="--", linewidth=0.9, color=color, alpha=0.8, zorder=4)
-    unit = " (%)" if percent else ""
+    unit = " (%)" if percent else " (fraction)"
     notes = [f"{figure['units_per_point']:,} {figure['unit']} per point; shaded: 95 % confidence interval"]
     if any_exact:
         notes.append("dashed: closed form")
@@ -70,8 +70,8 @@ def thresholds(table2: dict[str, Any], *, ax: Any = None, title: Optional[str] =
         f"{r['mode']}\n{r['block_kib']} KiB B-blocks\nclean there: {100 * r['clean_at_exact']['value']:.2f} %"
         for r in rows
     ])  # fmt: skip
-    ax.set_ylabel("retired pages (%) at which 60 % of B-blocks are clean")
-    ax.set_title(title or "Table 2: retired-page thresholds")
+    ax.set_ylabel("retired 4 KiB pages (%)")
+    ax.set_title(title or "Table 2: retired pages at which 60 % of B-blocks are clean")
     ax.yaxis.grid(True, linewidth=0.5, alpha=0.5, zorder=0)
     ax.set_axisbelow(True)
     ax.legend(loc="upper left", frameon=False, fontsize="small")

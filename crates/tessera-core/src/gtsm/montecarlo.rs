@@ -415,7 +415,7 @@ fn fig3(p: &Params) -> Figure {
     Figure {
         id: "fig3".into(),
         title: "Fig. 3: probability that a block is clean".into(),
-        x_label: "retired 4 KiB pages (fraction)".into(),
+        x_label: "retired 4 KiB pages".into(),
         y_label: "probability the block has no retired page".into(),
         unit: "2 MB blocks".into(),
         units_per_point: chunks * CHUNK_FRAMES / 512,
@@ -452,7 +452,7 @@ fn fig7(p: &Params) -> Figure {
     Figure {
         id: "fig7".into(),
         title: "Fig. 7: probability of a valid GT-PDE mapping".into(),
-        x_label: "usable B-blocks (fraction)".into(),
+        x_label: "usable B-blocks".into(),
         y_label: "probability a slice has a valid mapping".into(),
         unit: "slices".into(),
         units_per_point: n,
@@ -558,7 +558,7 @@ fn fig14(p: &Params) -> Figure {
     Figure {
         id: "fig14".into(),
         title: "Fig. 14: superpage percentage".into(),
-        x_label: "retired 4 KiB pages (fraction)".into(),
+        x_label: "retired 4 KiB pages".into(),
         y_label: "share of memory mapped as superpages".into(),
         unit: "8 MB slices".into(),
         units_per_point: chunks * 16,
