@@ -8,6 +8,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tessera
 from tessera import gtsm
@@ -174,3 +176,42 @@ def test_cli_refuses_a_fraction_of_one(cli):
     r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", "1000",
             "--set", "physmem.retired.kind=uniform", "--set", "physmem.retired.fraction=1.0")  # fmt: skip
     assert r.code == 2 and "physmem.retired.fraction" in r.err
+
+
+_LINE = st.one_of(
+    st.integers(0, 4096 - 1).map(str),                       # a frame inside 16 MiB
+    st.integers(0, 4096 - 1).map(hex),                       # the same in hex
+    st.integers(0, 100).map(lambda f: f"{f}   # a comment"),
+    st.just(""), st.just("# only a comment"), st.just("   "),
+    st.integers(4096, 10**9).map(str),                       # beyond capacity
+    st.sampled_from(["x", "1.5", "-3", "0x", "12 13", "0b11"]),  # not a frame number
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lines=st.lists(_LINE, max_size=12))
+def test_fault_map_files_either_load_exactly_or_name_the_first_bad_line(tmp_path_factory, lines):
+    f = tmp_path_factory.mktemp("maps") / "faults.txt"
+    f.write_text("\n".join(lines) + "\n")
+    over = ['physmem.capacity="16MiB"', f'physmem.retired={{ kind = "file", path = "{f}" }}']
+    want, bad = set(), None
+    for i, line in enumerate(lines, 1):
+        body = line.split("#")[0].strip()
+        if not body:
+            continue
+        try:
+            frame = int(body, 16) if body.startswith("0x") else int(body, 10)
+            ok = frame >= 0 and (body.startswith("0x") or body.isdigit())
+        except ValueError:
+            ok = False
+        if not ok or frame >= 4096:
+            bad = i
+            break
+        want.add(frame)
+    if bad is not None:
+        with pytest.raises(tessera.ConfigError, match=rf"faults\.txt: line {bad}:"):
+            tessera.resolve_config("tlb_only", over)
+    else:
+        r = tessera.simulate("tlb_only", synthetic={"pattern": "uniform", "accesses": 100, "footprint": "1MiB"},
+                             overrides=over)  # fmt: skip
+        assert r.stats["physmem.retired_frames"] == len(want)
