@@ -215,3 +215,20 @@ def test_fault_map_files_either_load_exactly_or_name_the_first_bad_line(tmp_path
         r = tessera.simulate("tlb_only", synthetic={"pattern": "uniform", "accesses": 100, "footprint": "1MiB"},
                              overrides=over)  # fmt: skip
         assert r.stats["physmem.retired_frames"] == len(want)
+
+
+def test_the_retired_pages_example_gives_the_numbers_its_docs_quote():
+    from conftest import REPO
+
+    example = REPO / "examples" / "retired_pages.toml"
+    kw = dict(workload="gups", params={"table": "1GiB", "updates": "200k"})
+    r = tessera.simulate(example, **kw)
+    s = r.stats
+    assert (s["physmem.retired_frames"], s["physmem.retired.clean_blocks_2m"]) == (5162, 151)
+    assert (s["os.pages_2m"], s["os.pages_4k"], s["walker.walks"]) == (151, 69_647, 148_266)
+    assert round(s["core.cycles"] / 1e6, 1) == 42.7
+    clean = tessera.simulate(example, overrides=["physmem.retired=none"], **kw).stats
+    assert (clean["os.pages_2m"], clean["walker.walks"], round(clean["core.cycles"] / 1e6, 1)) == (513, 513, 29.7)
+    text = example.read_text(encoding="utf-8") + (REPO / "docs" / "gtsm.md").read_text(encoding="utf-8")
+    for quoted in ("5162", "69,647", "148,266", "42.7 M", "29.7 M"):
+        assert quoted in text
