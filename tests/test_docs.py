@@ -106,6 +106,8 @@ def test_module_docs_name_stats_the_core_emits():
         emitted |= set(tessera.stat_docs("tlb_only", ['os.swap={ capacity = "1GiB" }', f"os.eviction={policy}"]))
     # The iceberg allocator (with the one policy it runs with under pressure).
     emitted |= set(tessera.stat_docs("tlb_only", ["physmem.allocator=iceberg", 'os.swap={ capacity = "1GiB" }', "os.eviction=horizon"]))
+    # A fault map (physmem.retired): its stats appear only with one.
+    emitted |= set(tessera.stat_docs("tlb_only", ['physmem.retired={ kind = "uniform", fraction = 0.01 }']))
     sections = _stats_sections()
     assert len(sections) > 10
     named = 0

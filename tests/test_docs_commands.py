@@ -178,6 +178,14 @@ COMMANDS: dict[str, Check] = {
     "cargo run --release -p tessera-core --example trace_tool -- convert sort.lackey examples/traces/sort.tess "
     "native": Skip("builds the Rust example (minutes) from a lackey text the repository does not ship; "
                    "tests/test_traces.py converts lackey traces with the same reader"),
+    # GTSM: retired pages in a run, and the Monte Carlo at a small sample.
+    "tessera run --preset sandy_bridge --synthetic uniform --accesses 1e6 --footprint 4GiB --set physmem.page_size=thp "
+    "--set physmem.retired.kind=uniform --set physmem.retired.fraction=0.005": Run(small=(("1e6", "2e4"),)),
+    "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),
+    "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k": Run(),
+    "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k --set "
+    "physmem.retired=none": Run(),
+    "tessera gtsm montecarlo --figure fig14 --json": Run(small=(("--json", "--json --slices 1000"),)),
     # The reproductions.
     "tessera reproduce mmu-analysis --quick -o mmu-report": _REPRODUCE,
     "tessera reproduce mmu-analysis --quick -o mmu-quick": _REPRODUCE,
@@ -287,7 +295,7 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         (root / "examples").mkdir()
-        for sub in ("traces", "mosaic_pages.toml"):
+        for sub in ("traces", "mosaic_pages.toml", "retired_pages.toml"):
             (root / "examples" / sub).symlink_to(REPO / "examples" / sub)
         (root / "examples" / "sweeps").mkdir()
         for f in sorted((REPO / "examples" / "sweeps").glob("*.toml")):

@@ -17,6 +17,7 @@ from tessera.api import (
     comparison_problems,
     convert_trace,
     format_size,
+    gtsm_montecarlo,
     parse_count,
     parse_size,
     preset_toml,
@@ -46,7 +47,7 @@ from tessera.errors import (
     TraceError,
 )
 from tessera.result import Result, load_result
-from tessera import results
+from tessera import gtsm, results
 from tessera.report import reproduce
 from tessera.sweeps import sweep
 
@@ -59,6 +60,8 @@ __all__ = [
     "comparison_problems",
     "convert_trace",
     "format_size",
+    "gtsm_montecarlo",
+    "gtsm",
     "parse_count",
     "parse_size",
     "source_id",

@@ -120,3 +120,12 @@ def record_workload(
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> dict[str, Any]: ...
 def bench_workload(name: str, params: dict[str, str], seed: int = 0) -> dict[str, Any]: ...
+def gtsm_montecarlo(
+    parts: list[str],
+    seed: int,
+    slices: Optional[int] = ...,
+    threads: Optional[int] = ...,
+    fig3: Optional[list[float]] = ...,
+    fig7: Optional[list[float]] = ...,
+    fig14: Optional[list[float]] = ...,
+) -> dict[str, Any]: ...

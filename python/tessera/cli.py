@@ -15,6 +15,8 @@
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations [--rounds N]]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
+    tessera gtsm montecarlo [--figure fig3|fig7|table2|fig14 ...] [--seed N] [--slices N] [--threads N]
+                            [--json] [-o DIR]
 
 Exit status: 0 on success, 2 for config and usage errors (a missing or
 unreadable machine, sweep or result file, an output file in a missing
@@ -424,6 +426,25 @@ def build_parser() -> argparse.ArgumentParser:
     # plot
     cli_plot.add_parser(sub)
 
+    # gtsm
+    p_gtsm = sub.add_parser("gtsm", help="GTSM (superpages over memory with retired pages): Monte Carlo capacity study")
+    sub_gtsm = p_gtsm.add_subparsers(dest="gtsm_command", metavar="ACTION")
+    sub_gtsm.required = True
+    p_mc = sub_gtsm.add_parser(
+        "montecarlo",
+        help="Figs. 3, 7, 14 and Table 2 of the GTSM paper by Monte Carlo, with 95%% intervals (docs/gtsm.md)",
+    )
+    p_mc.add_argument("--figure", action="append", choices=("fig3", "fig7", "table2", "fig14"), metavar="NAME",
+                      help="fig3, fig7, table2 or fig14 (repeatable; default all four)")
+    p_mc.add_argument("--seed", type=_seed, default=1, help="seed of the memory samples (default 1)")
+    p_mc.add_argument("--slices", type=_count, metavar="N",
+                      help="sample per point, in the largest unit of each figure (default 2^20 = 1,048,576)")
+    p_mc.add_argument("--threads", type=int, metavar="N",
+                      help="threads (default: every core; the numbers do not depend on it)")
+    p_mc.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
+    p_mc.add_argument("-o", "--out", metavar="DIR",
+                      help="write report.json, montecarlo.md, a CSV per table and a PNG and SVG per figure")
+
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
     p_rep.add_argument("study", choices=["mmu-analysis", "mosaic-pages"],
@@ -803,6 +824,63 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_gtsm(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import time
+
+    from tessera import gtsm
+
+    if args.threads is not None and args.threads < 1:
+        raise _Usage(f"--threads must be at least 1, not {args.threads}")
+    if args.slices is not None and args.slices < 1:
+        raise _Usage(f"--slices must be at least 1, not {args.slices}")
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise _Usage(f"-o {args.out}: exists and is not a directory; the results are a directory")
+    parts = list(dict.fromkeys(args.figure)) if args.figure else list(gtsm.PARTS)
+    start = time.perf_counter()
+    report = gtsm.montecarlo(parts, seed=args.seed, slices=args.slices, threads=args.threads)
+    took = time.perf_counter() - start
+    if args.json:
+        sys.stdout.write(json.dumps(report, sort_keys=True, indent=2) + "\n")
+    else:
+        _gtsm_tables(report, out)
+    if args.out is not None:
+        written = gtsm.write(report, args.out)
+        err.print(f"tessera: wrote {len(written)} files to {args.out}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"tessera: GTSM Monte Carlo ({', '.join(parts)}) in {took:.1f} s", markup=False, highlight=False)
+    return EXIT_OK
+
+
+def _gtsm_tables(report: dict[str, Any], out: Console) -> None:
+    def est(p: dict[str, Any]) -> str:
+        exact = "" if p["exact"] is None else f" ({100 * p['exact']:.2f})"
+        return f"{100 * p['value']:.2f} [{100 * p['lo']:.2f}, {100 * p['hi']:.2f}]{exact}"
+
+    for part in ("fig3", "fig7", "fig14"):
+        fig = report.get(part)
+        if fig is None:
+            continue
+        t = Table(box=None, header_style="bold", title=f"{fig['title']} (%: estimate [95 % CI] (closed form)); "
+                  f"{fig['units_per_point']:,} {fig['unit']} per point", title_justify="left")  # fmt: skip
+        t.add_column(fig["x_label"] + " (%)", justify="right")
+        for s in fig["series"]:
+            t.add_column(s["name"], justify="right")
+        for i, p0 in enumerate(fig["series"][0]["points"]):
+            t.add_row(f"{100 * p0['x']:.2f}", *[est(s["points"][i]) for s in fig["series"]])
+        out.print(t)
+        out.print()
+    t2 = report.get("table2")
+    if t2 is not None:
+        t = Table(box=None, header_style="bold", title="Table 2: retired-page thresholds (60 % of B-blocks clean)",
+                  title_justify="left")  # fmt: skip
+        for c in ("mode", "B-block", "threshold %", "paper %", "clean there % [95 % CI]",
+                  "paper Fig. 14 threshold %", "superpage share there % [95 % CI] (closed form)"):  # fmt: skip
+            t.add_column(c, justify="left" if c == "mode" else "right")
+        for r in t2["rows"]:
+            t.add_row(r["mode"], f"{r['block_kib']} KiB", f"{100 * r['exact']:.2f}", f"{100 * r['paper']:.1f}",
+                      est(r["clean_at_exact"]), f"{100 * r['paper_fig14']:.1f}", est(r["superpage_at_paper_fig14"]))
+        out.print(t)
+
+
 def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: Console) -> int:
     from tessera.report import reproduce
 
@@ -870,6 +948,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "stats": lambda: cmd_stats(args, out),
         "bench": lambda: cmd_bench(args, out, err),
         "reproduce": lambda: cmd_reproduce(args, argv, err),
+        "gtsm": lambda: cmd_gtsm(args, out, err),
         "sweep": lambda: cli_sweep.cmd_sweep(args, out, err),
         "results": lambda: cli_sweep.cmd_results(args, out, err),
         "plot": lambda: cli_plot.cmd_plot(args, err),

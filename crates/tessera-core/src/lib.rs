@@ -17,6 +17,7 @@ pub mod rng;
 pub mod stats;
 
 pub mod cache;
+pub mod gtsm;
 pub mod page_size;
 pub mod pagetable;
 pub mod physmem;

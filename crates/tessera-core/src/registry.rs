@@ -217,6 +217,19 @@ family! {
 }
 
 family! {
+    /// Source of retired (faulty, never allocated) 4 KiB frames (`physmem.retired`).
+    family crate::physmem::retired::Retirement => AnyRetirement, ctx crate::physmem::retired::RetireCtx, key "retired" {
+        "none" => NoRetirement(crate::physmem::retired::none::NoRetirement),
+        "uniform" => Uniform(crate::physmem::retired::uniform::Uniform),
+        "clustered" => Clustered(crate::physmem::retired::clustered::Clustered),
+        "file" => File(crate::physmem::retired::file::File),
+    }
+    methods {
+        ref fn mark(map: &mut crate::physmem::retired::RetiredMap) -> crate::error::Result<()>;
+    }
+}
+
+family! {
     /// Page-size policy: which page size backs a first touch (`physmem.page_size`).
     family crate::page_size::PageSizePolicy => AnyPageSizePolicy, ctx crate::page_size::PolicyCtx, key "page_size" {
         "base_only" => BaseOnly(crate::page_size::base_only::BaseOnly),
@@ -328,6 +341,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
     vec![
         (AnyReplacement::KEY, AnyReplacement::SUMMARIES),
         (AnyAllocator::KEY, AnyAllocator::SUMMARIES),
+        (AnyRetirement::KEY, AnyRetirement::SUMMARIES),
         (AnyPageSizePolicy::KEY, AnyPageSizePolicy::SUMMARIES),
         (AnyPrefetcher::KEY, AnyPrefetcher::SUMMARIES),
         (AnyFormat::KEY, AnyFormat::SUMMARIES),

@@ -217,6 +217,36 @@ fn format_size(bytes: u64) -> String {
     ByteSize(bytes).human()
 }
 
+/// GTSM Monte Carlo (`tessera_core::gtsm::montecarlo`): the figures named
+/// in `parts`, as a dict. `None` fractions take the core's defaults; the
+/// GIL is released while sampling.
+#[pyfunction]
+#[pyo3(signature = (parts, seed, slices=None, threads=None, fig3=None, fig7=None, fig14=None))]
+#[allow(clippy::too_many_arguments)]
+fn gtsm_montecarlo(
+    py: Python<'_>,
+    parts: Vec<String>,
+    seed: u64,
+    slices: Option<u64>,
+    threads: Option<usize>,
+    fig3: Option<Vec<f64>>,
+    fig7: Option<Vec<f64>>,
+    fig14: Option<Vec<f64>>,
+) -> PyResult<PyObject> {
+    use tessera_core::gtsm::montecarlo::{run, Params};
+    let d = Params::default();
+    let p = Params {
+        seed,
+        slices: slices.unwrap_or(d.slices),
+        threads: threads.unwrap_or(d.threads),
+        fig3: fig3.unwrap_or(d.fig3),
+        fig7: fig7.unwrap_or(d.fig7),
+        fig14: fig14.unwrap_or(d.fig14),
+    };
+    let report = py.allow_threads(|| run(&parts, &p)).py_err(py)?;
+    convert::to_python(py, &report)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -243,5 +273,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(run::record_workload, m)?)?;
     m.add_function(wrap_pyfunction!(run::bench_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(gtsm_montecarlo, m)?)?;
     Ok(())
 }

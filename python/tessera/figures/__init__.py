@@ -9,6 +9,8 @@
 - :func:`bars`: grouped bars per workload (or any column), one bar per hue
   value, and a geometric-mean group.
 - :func:`lines`: a stat over a swept axis, one line per hue value.
+- :func:`montecarlo_lines`, :func:`thresholds`: the GTSM Monte Carlo
+  figures (estimates with 95 % bands beside closed forms; Table 2 as bars).
 - :func:`save`: PNG, SVG or PDF, atomic and byte-identical for the same data.
 - :func:`resolve_column`: how the views find a column from a short name.
 
@@ -22,6 +24,7 @@ See docs/figures.md.
 from tessera.figures._common import AGGS, ERRORBARS, resolve_column
 from tessera.figures._bars import bars
 from tessera.figures._lines import lines
+from tessera.figures._montecarlo import montecarlo_lines, thresholds
 from tessera.figures._save import FORMATS, save
 
-__all__ = ["bars", "lines", "save", "resolve_column", "FORMATS", "AGGS", "ERRORBARS"]
+__all__ = ["bars", "lines", "montecarlo_lines", "thresholds", "save", "resolve_column", "FORMATS", "AGGS", "ERRORBARS"]

@@ -376,6 +376,14 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     }
     resolve_mech(&mut spec.physmem.allocator, "physmem.allocator", AnyAllocator::resolve)?;
     resolve_mech(&mut spec.physmem.page_size, "physmem.page_size", AnyPageSizePolicy::resolve)?;
+    resolve_mech(&mut spec.physmem.retired, "physmem.retired", crate::registry::AnyRetirement::resolve)?;
+    // Building a source checks what does not depend on the seed (a fault
+    // map file's lines against capacity), so the error shows before a run.
+    crate::registry::AnyRetirement::build(
+        &spec.physmem.retired,
+        &crate::physmem::retired::RetireCtx { capacity_frames: cap / 4096, seed: 0 },
+        "physmem.retired",
+    )?;
     if spec.pagetable.format.kind == "mosaic_toc" {
         // A ToC holds CPFNs: every page must be a 4 KiB page placed by the Iceberg hash.
         if spec.physmem.allocator.kind != "iceberg" {

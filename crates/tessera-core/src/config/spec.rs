@@ -399,6 +399,17 @@ pub struct PhysMemSpec {
     /// Fraction of 2 MiB blocks broken by one pinned 4 KiB frame before the run.
     #[serde(default)]
     pub fragmentation: f64,
+    /// Source of retired 4 KiB frames. Left out of the written spec when
+    /// `none`, so configs and result identities from before fault maps
+    /// existed stay as they were.
+    #[serde(default = "d_no_retired", skip_serializing_if = "is_no_retired")]
+    pub retired: MechanismSpec,
+}
+fn d_no_retired() -> MechanismSpec {
+    MechanismSpec { kind: "none".into(), params: toml::Table::new() }
+}
+fn is_no_retired(m: &MechanismSpec) -> bool {
+    m.kind == "none"
 }
 fn d_buddy() -> MechanismSpec {
     MechanismSpec { kind: "buddy".into(), params: toml::Table::new() }

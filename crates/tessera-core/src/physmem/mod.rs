@@ -13,10 +13,17 @@
 //! without storage reads as 0. (A dense per-frame directory was measured to
 //! miss the host caches on nearly every walk: table frames are few and scattered.)
 //!
+//! Retired frames (`physmem.retired`, see [`retired`]): before anything else,
+//! every frame of the fault map is taken out of the allocator for good, so
+//! no allocator ever hands one out. A map that leaves fewer frames than one
+//! page-table walk path needs is a config error at `physmem.retired`.
+//!
 //! Pre-fragmentation: before the run, `round(fragmentation × whole 2 MiB blocks)`
 //! distinct 2 MiB blocks are chosen at random (seeded, component name
 //! `physmem.fragmentation`) and one random 4 KiB frame in each is reserved
 //! forever, so none of those blocks can be handed out as a 2 MiB or 1 GiB page.
+//! The draws do not depend on the fault map; a drawn frame that is retired
+//! is not pinned again (its block is broken already).
 //! ## Paper
 //! Fragmentation knob as in the THP and GTSM evaluations (fraction of 2 MiB
 //! regions that are not free as a whole).
@@ -29,14 +36,17 @@
 //! - Freeing a table frame drops its storage; a later table frame is zeroed.
 //! ## Config
 //! `physmem.capacity` (multiple of 4 KiB, 2 MiB .. 4 TiB),
-//! `physmem.fragmentation` (0.0 ..= 1.0), `physmem.allocator = { kind = ... }`.
+//! `physmem.fragmentation` (0.0 ..= 1.0), `physmem.allocator = { kind = ... }`,
+//! `physmem.retired = { kind = ... }` (default `none`).
 //! ## Stats
 //! `physmem.capacity_frames`, `physmem.free_frames`, `physmem.allocated_frames`,
-//! `physmem.table_frames`, `physmem.pinned_frames`, and the allocator's own
+//! `physmem.table_frames`, `physmem.pinned_frames`, with a fault map
+//! `physmem.retired_frames` and `physmem.retired.clean_blocks_*`, and the allocator's own
 //! counters under `physmem.allocator.<kind>.*` (e.g. `physmem.allocator.buddy.splits`).
 
 pub mod allocator;
 mod arena;
+pub mod retired;
 
 use arena::NodeStore;
 
@@ -71,6 +81,21 @@ stat_group! {
     }
 }
 
+stat_group! {
+    /// What a fault map leaves of contiguous memory (`physmem.retired.*`).
+    pub struct RetiredStats {
+        clean_blocks_32k: gauge "blocks", "aligned 32 KiB blocks with no retired frame (GT-PDE-1MB B-blocks)",
+        clean_blocks_64k: gauge "blocks", "aligned 64 KiB blocks with no retired frame (GT-PDE-2MB B-blocks)",
+        clean_blocks_128k: gauge "blocks", "aligned 128 KiB blocks with no retired frame (GT-PDE-4MB B-blocks)",
+        clean_blocks_2m: gauge "blocks", "aligned 2 MiB blocks with no retired frame (could back a 2 MiB page)",
+        clean_blocks_1g: gauge "blocks", "aligned 1 GiB blocks with no retired frame (could back a 1 GiB page)",
+    }
+}
+
+/// Frames page-table nodes need free after retirement: one node per level
+/// of the deepest table any format builds, so the first mapping's walk path fits.
+pub const MIN_TABLE_FRAMES: u64 = crate::pagetable::radix::MAX_LEVELS as u64;
+
 #[derive(Clone)]
 pub struct PhysMem {
     alloc: AnyAllocator,
@@ -98,6 +123,8 @@ pub struct PhysMem {
     slot_frames: Vec<u64>,
     table_frames: u64,
     pinned_frames: u64,
+    /// The fault map and what it leaves, when `physmem.retired` is not `none`.
+    retired: Option<Box<(retired::RetiredMap, RetiredStats)>>,
     /// Reverse map: the first frame of every mapped data page → the page.
     owners: ReverseMap,
     /// Bumped by every change to page-table memory that could alter a walk
@@ -151,11 +178,58 @@ impl PhysMem {
             link_row: vec![0],
             table_frames: 0,
             pinned_frames: 0,
+            retired: None,
             owners: ReverseMap::new(capacity_frames),
             table_epoch: 0,
         };
+        mem.retire(&spec.retired, seed)?;
         mem.fragment(f, seed);
         Ok(mem)
+    }
+
+    /// Take every frame of the fault map out of the allocator for good.
+    fn retire(&mut self, source: &crate::registry::MechanismSpec, seed: u64) -> Result<()> {
+        if source.kind == "none" {
+            return Ok(());
+        }
+        let ctx = retired::RetireCtx { capacity_frames: self.capacity_frames, seed };
+        let map = retired::build_map(source, &ctx)?;
+        for f in map.iter() {
+            let ok = self.alloc.reserve(Pfn(f));
+            debug_assert!(ok, "retired frame {f} was not free");
+        }
+        let room = self.alloc.table_area().map_or(self.alloc.free_frames(), |(free, _)| free);
+        if room < MIN_TABLE_FRAMES {
+            let area = if self.alloc.table_area().is_some() { " in the area page-table nodes come from (below the iceberg pool)" } else { "" };
+            return Err(Error::config(
+                "physmem.retired",
+                format!(
+                    "the fault map retires {} of {} frames and leaves {room} free{area}; page tables need at least {MIN_TABLE_FRAMES} \
+                     (a node per level of the deepest table) before any data: retire fewer frames or raise physmem.capacity",
+                    map.count(),
+                    self.capacity_frames
+                ),
+            ));
+        }
+        let stats = RetiredStats {
+            clean_blocks_32k: map.clean_blocks(3),
+            clean_blocks_64k: map.clean_blocks(4),
+            clean_blocks_128k: map.clean_blocks(5),
+            clean_blocks_2m: map.clean_blocks(9),
+            clean_blocks_1g: map.clean_blocks(18),
+        };
+        self.retired = Some(Box::new((map, stats)));
+        Ok(())
+    }
+
+    /// The fault map, when `physmem.retired` is not `none`.
+    pub fn retired_map(&self) -> Option<&retired::RetiredMap> {
+        self.retired.as_ref().map(|r| &r.0)
+    }
+
+    /// Frames retired by the fault map.
+    pub fn retired_frames(&self) -> u64 {
+        self.retired.as_ref().map_or(0, |r| r.0.count())
     }
 
     /// Pin one random frame in each of `round(f × blocks)` random whole 2 MiB blocks.
@@ -174,6 +248,9 @@ impl PhysMem {
         }
         for &b in &ids[..k as usize] {
             let pfn = Pfn(b * FRAMES_2M + rng.gen_range(0..FRAMES_2M));
+            if self.retired.as_ref().is_some_and(|r| r.0.is_retired(pfn.0)) {
+                continue;
+            }
             let ok = self.alloc.reserve(pfn);
             debug_assert!(ok, "pinned frame {pfn:?} was not free");
             self.pinned_frames += ok as u64;
@@ -534,11 +611,15 @@ impl PhysMem {
         PhysMemStats {
             capacity_frames: self.capacity_frames,
             free_frames: free,
-            allocated_frames: self.capacity_frames - free - self.pinned_frames,
+            allocated_frames: self.capacity_frames - free - self.pinned_frames - self.retired_frames(),
             table_frames: self.table_frames,
             pinned_frames: self.pinned_frames,
         }
         .visit(v);
+        if let Some(r) = &self.retired {
+            v.gauge("retired_frames", r.0.count(), "frames", "frames retired by the fault map (physmem.retired), never allocated");
+            r.1.visit(&mut Prefixed::new("retired", v));
+        }
         let prefix = format!("allocator.{}", self.alloc.name());
         self.alloc.visit_stats(&mut Prefixed::new(&prefix, v));
     }
@@ -557,6 +638,7 @@ mod tests {
             allocator: MechanismSpec { kind: "buddy".into(), params: toml::Table::new() },
             page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
             fragmentation,
+            retired: MechanismSpec { kind: "none".into(), params: toml::Table::new() },
         }
     }
 

@@ -89,6 +89,15 @@ impl RefFrames {
         best
     }
 
+    /// Allocate the lowest naturally aligned, entirely free block of
+    /// `2^order` frames (the reference as an allocator, first fit).
+    pub fn alloc(&mut self, order: u32) -> Option<Pfn> {
+        let size = 1u64 << order;
+        let start = (0..self.free.len() as u64 / size).map(|b| Pfn(b * size)).find(|&p| self.is_free_range(p, order))?;
+        self.alloc_at(start, order);
+        Some(start)
+    }
+
     /// Whether some naturally aligned block of `order` is entirely free.
     pub fn has_free_block(&self, order: u32) -> bool {
         self.largest_free_order().is_some_and(|o| o >= order)
