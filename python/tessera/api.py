@@ -615,23 +615,7 @@ def record(
     return dict(_core.record(*args, progress or None, _plugin_src()))
 
 
-def gtsm_montecarlo(
-    figures: Union[str, Iterable[str]] = ("fig3", "fig7", "table2", "fig14"),
-    *,
-    seed: int = 1,
-    slices: Optional[int] = None,
-    threads: Optional[int] = None,
-    fig3: Optional[Sequence[float]] = None,
-    fig7: Optional[Sequence[float]] = None,
-    fig14: Optional[Sequence[float]] = None,
-) -> dict[str, Any]:
-    """GTSM's capacity figures (Figs. 3, 7, 14 and Table 2 of "Supporting
-    superpages in non-contiguous physical memory", HPCA 2015) by Monte Carlo
-    over uniform retired pages, with 95 % confidence intervals and closed
-    forms: see :func:`tessera.gtsm.montecarlo` (tables, figures and files:
-    :mod:`tessera.gtsm`)."""
-    from tessera import gtsm
-
-    return gtsm.montecarlo(
-        figures, seed=seed, slices=slices, threads=threads, fig3=fig3, fig7=fig7, fig14=fig14
-    )
+# GTSM's capacity figures (Figs. 3, 7, 14 and Table 2 of "Supporting
+# superpages in non-contiguous physical memory", HPCA 2015) by Monte Carlo,
+# under the API's name; tables, figures and files are in tessera.gtsm.
+from tessera.gtsm import montecarlo as gtsm_montecarlo  # noqa: E402
