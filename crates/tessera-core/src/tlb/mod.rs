@@ -650,58 +650,9 @@ impl Mmu {
     /// every structure of the side has a 4-way LRU table.
     #[inline(always)]
     fn lookup_plain<const LRU4: bool>(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        let mut latency = 0;
-        let mut found: Option<(usize, u64, PageSize, usize)> = None;
-        let Mmu { tlbs, data, instr: instr_side, .. } = self;
-        let side = if instr { &*instr_side } else { &*data };
-        for st in &side.plain {
-            latency += st.latency;
-            let t = st.tlb as usize;
-            let tlb = &mut tlbs[t];
-            tlb.stats.lookups += 1;
-            let vpn = va >> st.shift;
-            let hit = match &mut tlb.org {
-                AnyTlbOrganisation::SetAssoc(s) if LRU4 => match s.lru4_mut() {
-                    Some(t) if !t.is_empty() => t.lookup((vpn & st.set_mask) as u32, tag(vpn, st.size, asid)),
-                    _ => None,
-                },
-                AnyTlbOrganisation::SetAssoc(s) => s.lookup_tag((vpn & st.set_mask) as u32, tag(vpn, st.size, asid)),
-                // A plain side holds set_assoc structures only.
-                _ => None,
-            };
-            match hit {
-                Some(d) => {
-                    tlb.stats.hits += 1;
-                    found = Some((t, d, st.size, st.level as usize));
-                }
-                None => tlb.stats.misses += 1,
-            }
-            if st.ends_level && found.is_some() {
-                break;
-            }
-        }
-        let Some((t, d, size, li)) = found else {
-            return Lookup::Miss { latency };
-        };
-        let (pfn_base, dirty) = (d >> 1, d & 1 == 1);
-        if li > 0 {
-            self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
-        } else if self.memo_ok[instr as usize] {
-            self.memo[instr as usize] =
-                Memo { valid: true, asid, vpn: va >> size.shift(), shift: size.shift(), latency, pending: 0, size, pfn_base, dirty, hit: t };
-        }
-        Lookup::Hit { pfn_base, size, dirty, level: li, latency }
-    }
-
-    /// [`Self::lookup_plain`] of a side whose structures all keep 4-way LRU
-    /// tables and share no level-1 structure with the other side: the same
-    /// probes, counts, promotion and memo in a function of its own, small
-    /// enough to keep its state in registers.
-    #[inline(never)]
-    fn lookup_lru4(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        self.settle(instr);
         let asid_tag = tag(0, PageSize::Size4K, asid);
         let mut latency = 0;
+        // The step that hit, and its payload.
         let mut found: Option<(usize, u64)> = None;
         let Mmu { tlbs, data, instr: instr_side, .. } = self;
         let side = if instr { &*instr_side } else { &*data };
@@ -709,14 +660,25 @@ impl Mmu {
             latency += st.latency;
             let tlb = &mut tlbs[st.tlb as usize];
             tlb.stats.lookups += 1;
+            // The set and tag, computed only where a table is probed (an
+            // empty one, such as a 2 MiB TLB under 4 KiB pages, is not).
+            let key = || {
+                let vpn = va >> st.shift;
+                ((vpn & st.set_mask) as u32, vpn | st.size_tag | asid_tag)
+            };
             let hit = match &mut tlb.org {
-                AnyTlbOrganisation::SetAssoc(s) => match s.lru4_mut() {
-                    Some(t) if !t.is_empty() => {
-                        let vpn = va >> st.shift;
-                        t.lookup((vpn & st.set_mask) as u32, vpn | st.size_tag | asid_tag)
+                AnyTlbOrganisation::SetAssoc(s) if LRU4 => match s.lru4_mut() {
+                    Some(table) if !table.is_empty() => {
+                        let (set, t) = key();
+                        table.lookup(set, t)
                     }
                     _ => None,
                 },
+                AnyTlbOrganisation::SetAssoc(s) => {
+                    let (set, t) = key();
+                    s.lookup_tag(set, t)
+                }
+                // A plain side holds set_assoc structures only.
                 _ => None,
             };
             match hit {
@@ -742,6 +704,17 @@ impl Mmu {
                 Memo { valid: true, asid, vpn: va >> st.shift, shift: st.shift, latency, pending: 0, size, pfn_base, dirty, hit: st.tlb as usize };
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
+    }
+
+    /// [`Self::lookup_plain`] of a side whose structures all keep 4-way LRU
+    /// tables and share no level-1 structure with the other side, in a
+    /// function of its own: no dispatch between the general, plain and LRU
+    /// paths, no settle of the other side, and a frame small enough to keep
+    /// its state in registers.
+    #[inline(never)]
+    fn lookup_lru4(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        self.settle(instr);
+        self.lookup_plain::<true>(va, asid, instr)
     }
 
     /// The same hierarchy with every lookup on the general path (tests hold
