@@ -444,6 +444,31 @@ impl PhysMem {
         Ok(pfn)
     }
 
+    /// Allocate a zeroed node of 2^order contiguous frames with backing
+    /// storage in consecutive host slots (a node wider than one frame:
+    /// GTSM's 8 and 16 KiB page directories). Order 0 is
+    /// [`Self::alloc_table_frame`].
+    pub fn alloc_table_node(&mut self, order: u32) -> Result<Pfn> {
+        if order == 0 {
+            return self.alloc_table_frame();
+        }
+        let pfn = match self.try_alloc(order) {
+            Some(pfn) => pfn,
+            None if self.alloc.table_area().is_some() => return Err(self.tables_exhausted()),
+            None => return Err(self.out_of_memory(order, self.alloc.table_frame_name())),
+        };
+        // Fresh slots only: spare ones need not be consecutive.
+        for i in 0..1u64 << order {
+            self.link_row.push(0);
+            self.slot_frames.push(pfn.0 + i);
+            let slot = self.nodes.push_zeroed() as u32;
+            debug_assert_eq!(slot as usize + 1, self.slot_frames.len());
+            self.slots.insert(pfn.0 + i, slot);
+        }
+        self.table_frames += 1 << order;
+        Ok(pfn)
+    }
+
     /// Storage slot of frame `pfn` (0 = none).
     #[inline]
     fn slot(&self, pfn: u64) -> usize {
