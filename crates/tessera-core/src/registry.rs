@@ -201,6 +201,7 @@ family! {
         ref fn free_frames() -> u64;
         ref fn largest_free_order() -> Option<u32>;
         mut fn reserve(pfn: crate::addr::Pfn) -> bool;
+        mut fn reserve_block(pfn: crate::addr::Pfn, order: u32) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
