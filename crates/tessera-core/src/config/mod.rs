@@ -423,7 +423,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     let produced: Vec<PageSize> =
         plans.iter().filter_map(|p| if let crate::page_size::Plan::Contiguous(s) = p { Some(*s) } else { None }).collect();
     if plans.iter().any(|p| matches!(p, crate::page_size::Plan::Slice { .. })) {
-        check_slices(spec)?;
+        check_slices(&spec)?;
     }
 
     // TLB structures.
