@@ -70,8 +70,8 @@ Check = Union[Run, Skip]
 
 _RECORD = Skip("records a program under Valgrind or QEMU; tests/test_record.py records small C programs with both")
 _REPRODUCE = Skip(
-    "a study of minutes (--quick) to hours; tests/test_reproduce.py and tests/test_reproduce_mosaic.py run the same "
-    "code at a test scale"
+    "a study of minutes (--quick) to hours; tests/test_reproduce.py, tests/test_reproduce_mosaic.py and "
+    "tests/test_reproduce_gtsm.py run the same code at a test scale"
 )
 _SMALL_GUPS = ("table=4GiB", "table=64MiB --param updates=20k")
 _PLACEHOLDERS = (("RUN_ID", "{run_id}"), ("3f2a9c", "{run_id_prefix}"))
@@ -193,6 +193,9 @@ COMMANDS: dict[str, Check] = {
     "tessera reproduce mosaic-pages --quick -o mosaic-report": _REPRODUCE,
     "tessera reproduce mosaic-pages --quick -o mosaic-quick": _REPRODUCE,
     "tessera reproduce mosaic-pages -o mosaic-full": _REPRODUCE,
+    "tessera reproduce gtsm --quick -o gtsm-report": _REPRODUCE,
+    "tessera reproduce gtsm --quick -o gtsm-quick": _REPRODUCE,
+    "tessera reproduce gtsm -o gtsm-full": _REPRODUCE,
 }
 
 #: Workload parameters of the small copies of the example sweeps (every workload they use).
