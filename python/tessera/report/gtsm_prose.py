@@ -46,6 +46,10 @@ def _list(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _names(wls: Sequence[str]) -> list[str]:
+    return [paper.WORKLOAD_NAMES.get(w, w) for w in wls]
+
+
 def _nan(x: float) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
@@ -101,7 +105,7 @@ def fig11_findings(t11: pd.DataFrame) -> list[str]:
     out.append(f"With 4 KiB pages {len(slow)} of {len(k)} workloads have more than "
                f"{paper.FIG11_SLOW_DRAM_SHARE:g} % of their page-table references served by memory"
                + (f" ({_list([_pct_of(k, w, 'dram_pct') for w in slow])})" if slow else "")
-               + f"; the paper's 'slower PT access' group is {_list([paper.WORKLOAD_NAMES[w] for w in paper.SLOW_GROUP])}. "
+               + f"; the paper's 'slower PT access' group is {_list(_names(paper.SLOW_GROUP))}. "
                f"Our grouping matches the paper's for {len(agree)} of {len(k)} workloads. Memory's share ranges "
                f"{span(float(k['dram_pct'].min()), float(k['dram_pct'].max()))} over all workloads.")
     if "mis" in k.index:
@@ -163,11 +167,11 @@ def fig13_findings(ipc: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
     if "gt_pde_4m" in summary.index and "thp" in summary.index:
         of = float(summary.loc["gt_pde_4m", "of_ideal_mean"])
         t = ipc.xs("gt_pde_4m", level="design")
+        near = "within" if abs(of - paper.FIG13_GT4M_OF_IDEAL) <= gs.ABOUT else "outside"
         out.append(f"**GT-PDE-4MB reaches {num(of)} % of ideal 2 MiB's IPC** on average over the workloads "
                    f"(per workload {span(float(t['of_ideal'].min()), float(t['of_ideal'].max()))}; geometric mean "
                    f"{num(float(summary.loc['gt_pde_4m', 'of_ideal_geomean']))} %), against the paper's "
-                   f"{paper.FIG13_GT4M_OF_IDEAL:g} % ({'within' if abs(of - paper.FIG13_GT4M_OF_IDEAL) <= gs.ABOUT else 'outside'} "
-                   f"{gs.ABOUT:g} points).")
+                   f"{paper.FIG13_GT4M_OF_IDEAL:g} % ({near} {gs.ABOUT:g} points).")
     if "gt_pde_4m" in summary.index:
         s = summary.loc["gt_pde_4m"]
         for name, grp, (plo, phi) in (("slow", paper.SLOW_GROUP, paper.FIG13_SLOW_GAIN),
@@ -179,8 +183,8 @@ def fig13_findings(ipc: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
                        f"{span(lo, hi)} IPC over 4 KiB pages, {_WHERE[range_agreement(lo, hi, plo, phi)]} the paper's "
                        f"{plo:g}–{phi:g} %.")
         c = _counts(ipc.xs("gt_pde_4m", level="design"), "gain", "gain_lo", "gain_hi")
-        out.append(f"Seed by seed, GT-PDE-4MB's gain over 4 KiB is a gain beyond noise on {c['gain']} workloads, a loss "
-                   f"beyond noise on {c['loss']}, within noise on {c['within noise']}"
+        out.append(f"Seed by seed, GT-PDE-4MB's gain over 4 KiB is a gain beyond noise on {c['gain']} workloads, "
+                   f"a loss beyond noise on {c['loss']}, within noise on {c['within noise']}"
                    + (f" and without an interval (one seed) on {c['no interval']}" if c["no interval"] else "") + ".")
     if "thp" in summary.index:
         out.append(f"Ideal 2 MiB pages gain {num(float(summary.loc['thp', 'gain_geomean']))} % over 4 KiB (geometric "

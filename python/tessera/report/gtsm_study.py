@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tessera.report import paper_gtsm as paper
-from tessera.report.intervals import t_interval, within
+from tessera.report.intervals import range_agreement, t_interval, within
 
 __all__ = [
     "STUDY",
@@ -426,6 +426,12 @@ def _paired_ratio(num: pd.Series, den: pd.Series) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def _pki(g: pd.DataFrame, col: str) -> float:
+    """``col`` per 1000 instructions, over the rows of ``g``."""
+    ins = g["core.instructions"].astype(float).mean()
+    return 1000.0 * g[col].astype(float).mean() / ins if ins else float("nan")
+
+
 def _ipc(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(ipc=df["core.ipc"].astype(float))
 
@@ -490,7 +496,7 @@ def fig12_penalty(main: pd.DataFrame) -> pd.DataFrame:
             g = m[m["design"] == d]
             mean, half = t_interval(v.dropna())
             rec = {"workload": w, "design": d, "penalty": mean, "penalty_ci": half,
-                   "walks_pki": 1000.0 * g["walker.walks"].astype(float).mean() / g["core.instructions"].astype(float).mean()}
+                   "walks_pki": _pki(g, "walker.walks")}
             if base is not None:
                 seeds = sorted(set(base.index) & set(v.index))
                 dm, dh = t_interval([float(base[s]) - float(v[s]) for s in seeds])
@@ -561,8 +567,6 @@ def fig13_claims(ipc: pd.DataFrame) -> pd.DataFrame:
     where what it speaks of was not run). Ranges are compared as ranges
     (:func:`intervals.range_agreement`) on GT-PDE-4MB's gains, workload by
     workload."""
-    from tessera.report.intervals import range_agreement
-
     rows: list[tuple[str, str, Optional[str]]] = []
     designs = set(ipc.index.get_level_values(1))
     wls = _order(ipc.index.get_level_values(0))
@@ -575,7 +579,8 @@ def fig13_claims(ipc: pd.DataFrame) -> pd.DataFrame:
     else:
         rows.append((paper.FIG13_CLAIMS[0], "not run", None))
     g4 = ipc.xs("gt_pde_4m", level="design")["gain"] if "gt_pde_4m" in designs else pd.Series(dtype=float)
-    for i, grp, (plo, phi) in ((1, paper.SLOW_GROUP, paper.FIG13_SLOW_GAIN), (2, paper.FAST_GROUP, paper.FIG13_FAST_GAIN)):
+    groups = ((1, paper.SLOW_GROUP, paper.FIG13_SLOW_GAIN), (2, paper.FAST_GROUP, paper.FIG13_FAST_GAIN))
+    for i, grp, (plo, phi) in groups:
         g = g4[g4.index.isin(grp)]
         if len(g):
             lo, hi = float(g.min()), float(g.max())
@@ -636,8 +641,7 @@ def fig15_size(size: pd.DataFrame) -> pd.DataFrame:
             g = m[m["design"] == d]
             rows.append({"table_mib": t, "design": d, "ipc": float(v.mean()), "norm": float(v.mean()) / ref,
                          "gain": gain, "gain_lo": lo, "gain_hi": hi,
-                         "walks_pki": 1000.0 * g["walker.walks"].astype(float).mean()
-                         / g["core.instructions"].astype(float).mean()})
+                         "walks_pki": _pki(g, "walker.walks")})
     out = pd.DataFrame(rows)
     return _sorted(out, ["table_mib", "design"]).reorder_levels(["table_mib", "design"])
 
@@ -653,7 +657,8 @@ def _against(df: pd.DataFrame, base: pd.DataFrame, key: str) -> pd.DataFrame:
     for w in _order(d["workload"]):
         m = d[d["workload"] == w]
         b = m[m["_base"]].groupby("seed")["ipc"].mean()
-        for k in sorted(m[key].dropna().unique(), key=lambda x: (str(type(x)), x)):
+        # Only the varied runs' values: the baseline is the 0 every change is measured from.
+        for k in sorted(m[~m["_base"]][key].dropna().unique(), key=lambda x: (str(type(x)), x)):
             v = m[(m[key] == k)].groupby("seed")["ipc"].mean()
             ch, lo, hi = _paired_ratio(v, b)
             rows.append({"workload": w, key: k, "ipc": float(v.mean()), "change": ch, "change_lo": lo,
@@ -717,8 +722,7 @@ def retired_table(runs: pd.DataFrame) -> pd.DataFrame:
             paper_share = paper.FIG14_SHARE.get(d, {}).get(round(float(f), 4), np.nan) if f > 0 else np.nan
             rows.append({"workload": w, "design": d, "fraction": float(f), "superpage_pct": float(np.nanmean(share))
                          if share else np.nan, "gain": gain, "gain_lo": lo, "gain_hi": hi,
-                         "walks_pki": 1000.0 * g["walker.walks"].astype(float).mean()
-                         / g["core.instructions"].astype(float).mean(),
+                         "walks_pki": _pki(g, "walker.walks"),
                          "refusals": float(g["physmem.slices.refusals"].astype(float).mean())
                          if "physmem.slices.refusals" in g else np.nan,
                          "paper_capacity_pct": 100.0 * paper_share})
