@@ -53,7 +53,8 @@ def test_main_sweep_runs_every_workload_design_and_seed_without_retired_pages() 
 
 def test_other_sweeps_vary_one_thing_each() -> None:
     ret = _points(gs.retired_spec("quick"))
-    assert {p["physmem.retired"]["fraction"] for p in ret} == set(gs.FRACTIONS[1:])
+    assert {p["physmem.retired"]["fraction"] for p in ret} == {0.005, 0.02}
+    assert {p["physmem.retired"]["fraction"] for p in _points(gs.retired_spec("full"))} == set(gs.FRACTIONS[1:])
     assert {p["physmem.retired"]["kind"] for p in ret} == {"uniform"}
     size = _points(gs.size_spec("quick"))
     assert {p["param.table"] for p in size} == set(gs.sizes_for("quick")) and {p["workload"] for p in size} == {"gups"}

@@ -140,10 +140,10 @@ _PARAMS: dict[str, dict[str, dict[str, str]]] = {
         "dict": {"keys": "4M", "ops": "400k"},
         "bfs": {"scale": "18", "roots": "1"},
         "setcover": {"scale": "17"},
-        "mst": {"scale": "17"},
-        "spmv": {"scale": "17", "iterations": "2"},
-        "matching": {"scale": "19"},
-        "mis": {"scale": "20"},
+        "mst": {"scale": "16"},
+        "spmv": {"scale": "17", "iterations": "1"},
+        "matching": {"scale": "18"},
+        "mis": {"scale": "19"},
     },
     "tiny": {
         "gups": {"table": "64MiB", "updates": "5k"},
@@ -182,10 +182,10 @@ _WARMUP: dict[str, dict[str, str]] = {
         "dict": "2.1M instructions",
         "bfs": "4.3M instructions",
         "setcover": "10M instructions",
-        "mst": "8.4M instructions",
-        "spmv": "6M instructions",
-        "matching": "5.2M instructions",
-        "mis": "3.1M instructions",
+        "mst": "4.2M instructions",
+        "spmv": "3M instructions",
+        "matching": "2.6M instructions",
+        "mis": "1.6M instructions",
     },
     "tiny": {
         "gups": "10k instructions",
@@ -215,7 +215,7 @@ _SIZE_DESIGNS = ("4k", "gt_pde_4m", "gt_pde_1m", "thp")
 #: Designs of the retired sweep per scale (4 KiB is each fraction's baseline).
 _RETIRED_DESIGNS = {"full": ("4k", "thp", "gt_pde_4m", "gt_pde_2m", "gt_pde_1m"),
                     "quick": ("4k", "thp", "gt_pde_4m"), "tiny": ("4k", "thp", "gt_pde_4m")}
-_RETIRED_FRACTIONS = {"full": FRACTIONS[1:], "quick": FRACTIONS[1:], "tiny": (0.02,)}
+_RETIRED_FRACTIONS = {"full": FRACTIONS[1:], "quick": (0.005, 0.02), "tiny": (0.02,)}
 #: Fig. 16's decode cycles and Fig. 17's PDE-cache sizes beyond the default per scale.
 _DECODE = {"full": (4, 5, 6), "quick": (6,), "tiny": (6,)}
 _PDE = {"full": (64, 128, 256), "quick": (128,), "tiny": (128,)}
