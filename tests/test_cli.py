@@ -260,6 +260,17 @@ def test_bench_organisations(cli, tmp_path):
     assert cli("bench", "--organisations", "--rounds", "0").code != 0
 
 
+def test_bench_page_tables(cli, tmp_path):
+    r = cli("bench", "--page-tables", "--accesses", "5000", "--rounds", "1", "--json", "pt.json")
+    assert r.code == 0, r.err
+    rows = _load(tmp_path / "pt.json")["page_tables"]
+    designs = ("4k", "gt_pde_4m", "gt_pde_1m", "p_gt_pde_2m")
+    assert [(x["pattern"], x["variant"]) for x in rows] == [(p, d) for p in ("uniform", "sequential", "hotcold") for d in designs]
+    for x in rows:
+        assert x["preset"] == "gtsm_ptlsim" and x["seconds"] > 0
+        assert x["relative_time"] == 1.0 if x["variant"] == "4k" else any("gt_pde" in o for o in x["overrides"])
+
+
 # ------------------------------------------------------------- the real command
 
 

@@ -12,7 +12,7 @@
     tessera sweep FILE [--store PATH] [--jobs N | --scheduler tcp://HOST:PORT] [--force] [--dry-run]
     tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
-    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations [--rounds N]]
+    tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations | --page-tables [--rounds N]]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce gtsm [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
@@ -383,6 +383,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="time tlb_only with its 4 KiB TLBs organised as set_assoc, coalescing and mosaic (arity 4, 64), interleaved",
     )
     wsel.add_argument(
+        "--page-tables",
+        action="store_true",
+        help="time gtsm_ptlsim with 4 KiB pages against GT-PDEs (GT-PDE-4MB, GT-PDE-1MB, P-GT-PDE-2MB), interleaved",
+    )
+    wsel.add_argument(
         "--against",
         metavar="REV",
         help="A/B: build git revision REV in its own environment and time it against this build, interleaved, "
@@ -395,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with equal hit and miss counts required",
     )
     p_bench.add_argument(
-        "--rounds", type=int, default=3, metavar="N", help="interleaved rounds for --organisations and --against (default 3)"
+        "--rounds", type=int, default=3, metavar="N", help="interleaved rounds for --organisations, --page-tables and --against (default 3)"
     )
     p_bench.add_argument(
         "--this",
@@ -782,10 +787,10 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
         return cmd_bench_pycachesim(args, out, err)
     if args.this or args.trace or args.machines or args.patterns or args.repo:
         raise _Usage("--this, --trace, --machines, --patterns and --repo apply only to --against (--trace also to --pycachesim)")
-    if args.organisations:
-        from tessera.cli_bench import cmd_bench_organisations
+    if args.organisations or args.page_tables:
+        from tessera.cli_bench import cmd_bench_variants
 
-        return cmd_bench_organisations(args, out, err, BENCH_PATTERNS, accesses, BENCH_FOOTPRINT)
+        return cmd_bench_variants(args, out, err, BENCH_PATTERNS, accesses, BENCH_FOOTPRINT, page_tables=args.page_tables)
     rows = []
     for preset in BENCH_PRESETS:
         for pattern in BENCH_PATTERNS:

@@ -1,12 +1,19 @@
-"""``tessera bench --organisations``: what a TLB organisation costs.
+"""``tessera bench --organisations`` and ``--page-tables``: what a TLB
+organisation, or a page-table design, costs on the wall clock.
 
-The same machine (``tlb_only``) and the same synthetic streams as ``tessera
-bench``, with the data TLB structures that hold 4 KiB pages (the level-1
-4 KiB TLB and the level-2 TLB) organised as ``set_assoc``, ``coalescing``
-(CoLT, groups of 8 pages) or ``mosaic`` (Mosaic Pages, arity 4 and 64). Runs
-are interleaved (every organisation once per round, several rounds) so a
+``--organisations``: the same machine (``tlb_only``) and the same synthetic
+streams as ``tessera bench``, with the data TLB structures that hold 4 KiB
+pages (the level-1 4 KiB TLB and the level-2 TLB) organised as
+``set_assoc``, ``coalescing`` (CoLT, groups of 8 pages) or ``mosaic``
+(Mosaic Pages, arity 4 and 64).
+
+``--page-tables``: the GTSM paper's machine (``gtsm_ptlsim``, with timing)
+with 4 KiB pages in x86 tables, and with GT-PDEs in the GT table
+(GT-PDE-4MB, GT-PDE-1MB, P-GT-PDE-2MB) mapping superpages over slices.
+
+Runs are interleaved (every variant once per round, several rounds) so a
 change in the host's load falls on all of them alike; the table gives the
-median time and its ratio to ``set_assoc`` on the same stream.
+median time and its ratio to the first variant on the same stream.
 """
 
 from __future__ import annotations
@@ -14,11 +21,11 @@ from __future__ import annotations
 import statistics
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from tessera import api
 
-__all__ = ["ORGANISATIONS", "STRUCTURES", "bench_organisations"]
+__all__ = ["ORGANISATIONS", "STRUCTURES", "PAGE_TABLES", "bench_organisations", "bench_variants"]
 
 #: (label, organisation value) of each organisation measured.
 ORGANISATIONS = (
@@ -33,44 +40,63 @@ STRUCTURES = ("l1_dtlb_4k", "l2_tlb")
 
 PRESET = "tlb_only"
 
+#: ``--page-tables``: the machine, its memory (room for the streams' slices
+#: with the table frames beside them), and (label, overrides) per design.
+PAGE_TABLE_PRESET = "gtsm_ptlsim"
+PAGE_TABLE_CAPACITY = "16GiB"
+
+
+def _gt(mode: str) -> list[str]:
+    return ['pagetable.format.kind="gt_pde"', f'pagetable.format.mode="{mode}"', 'physmem.page_size="gtsm"']
+
+
+PAGE_TABLES: tuple[tuple[str, list[str]], ...] = (
+    ("4k", []),
+    ("gt_pde_4m", _gt("gt_pde_4m")),
+    ("gt_pde_1m", _gt("gt_pde_1m")),
+    ("p_gt_pde_2m", _gt("p_gt_pde_2m")),
+)
+
 
 def overrides_for(organisation: str) -> list[str]:
     return [f"mmu.tlb.{s}.organisation={organisation}" for s in STRUCTURES]
 
 
-def bench_organisations(
+def bench_variants(
+    preset: str,
+    variants: Sequence[tuple[str, list[str]]],
     patterns: tuple[str, ...],
     accesses: int,
     footprint: str,
     rounds: int = 3,
     status: Optional[Callable[[str], Any]] = None,
 ) -> list[dict[str, Any]]:
-    """One row per (pattern, organisation): median seconds over ``rounds``
-    interleaved runs, accesses per second, and the time relative to
-    ``set_assoc`` on that pattern."""
+    """One row per (pattern, variant): median seconds over ``rounds``
+    interleaved runs of ``preset`` with the variant's overrides, accesses
+    per second, and the time relative to the first variant on that pattern."""
     times: dict[tuple[str, str], list[float]] = {}
     for r in range(rounds):
         for pattern in patterns:
-            for label, org in ORGANISATIONS:
+            for label, overrides in variants:
                 res = api.bench(
-                    PRESET,
+                    preset,
                     synthetic={"pattern": pattern, "accesses": accesses, "footprint": footprint},
-                    overrides=overrides_for(org),
+                    overrides=overrides,
                 )
                 times.setdefault((pattern, label), []).append(res["seconds"])
                 if status is not None:
                     status(f"round {r + 1}/{rounds} {pattern:<10} {label:<13} {accesses / res['seconds'] / 1e6:8.2f} M accesses/s")
     rows = []
     for pattern in patterns:
-        base = statistics.median(times[(pattern, "set_assoc")])
-        for label, org in ORGANISATIONS:
+        base = statistics.median(times[(pattern, variants[0][0])])
+        for label, overrides in variants:
             t = statistics.median(times[(pattern, label)])
             rows.append(
                 {
-                    "preset": PRESET,
+                    "preset": preset,
                     "pattern": pattern,
-                    "organisation": label,
-                    "overrides": overrides_for(org),
+                    "variant": label,
+                    "overrides": overrides,
                     "accesses": accesses,
                     "rounds": rounds,
                     "seconds": t,
@@ -82,7 +108,25 @@ def bench_organisations(
     return rows
 
 
-def cmd_bench_organisations(args: Any, out: Any, err: Any, patterns: tuple[str, ...], accesses: int, footprint: str) -> int:
+def bench_organisations(
+    patterns: tuple[str, ...],
+    accesses: int,
+    footprint: str,
+    rounds: int = 3,
+    status: Optional[Callable[[str], Any]] = None,
+) -> list[dict[str, Any]]:
+    """:func:`bench_variants` over :data:`ORGANISATIONS` on ``tlb_only``;
+    each row also names its ``organisation``."""
+    rows = bench_variants(PRESET, [(label, overrides_for(org)) for label, org in ORGANISATIONS], patterns, accesses, footprint,
+                          rounds, status)
+    for row in rows:
+        row["organisation"] = row["variant"]
+    return rows
+
+
+def cmd_bench_variants(args: Any, out: Any, err: Any, patterns: tuple[str, ...], accesses: int, footprint: str, *,
+                       page_tables: bool) -> int:
+    """``--organisations`` (``page_tables`` false) or ``--page-tables``."""
     import json
 
     from rich.table import Table
@@ -92,31 +136,33 @@ def cmd_bench_organisations(args: Any, out: Any, err: Any, patterns: tuple[str, 
     from tessera.result import write_atomic
 
     show = should_show(sys.stderr)
-    rows = bench_organisations(
-        patterns,
-        accesses,
-        footprint,
-        rounds=args.rounds,
-        status=(lambda m: err.print(m, markup=False, highlight=False)) if show else None,
-    )
+    status = (lambda m: err.print(m, markup=False, highlight=False)) if show else None
+    if page_tables:
+        preset, flag, column, key = PAGE_TABLE_PRESET, "--page-tables", "page table", "page_tables"
+        variants = [(label, [f'physmem.capacity="{PAGE_TABLE_CAPACITY}"', *o]) for label, o in PAGE_TABLES]
+        rows = bench_variants(preset, variants, patterns, accesses, footprint, rounds=args.rounds, status=status)
+    else:
+        preset, flag, column, key = PRESET, "--organisations", "organisation", "organisations"
+        rows = bench_organisations(patterns, accesses, footprint, rounds=args.rounds, status=status)
+    first = rows[0]["variant"]
     over = api.format_size(api.parse_size(footprint))
     t = Table(
-        title=f"tessera bench --organisations: {PRESET}, {accesses:,} accesses per stream over {over}, median of {args.rounds}",
+        title=f"tessera bench {flag}: {preset}, {accesses:,} accesses per stream over {over}, median of {args.rounds}",
         header_style="bold",
     )
-    for c, j in (("stream", "left"), ("organisation", "left"), ("seconds", "right"), ("M accesses/s", "right"), ("time / set_assoc", "right")):
+    for c, j in (("stream", "left"), (column, "left"), ("seconds", "right"), ("M accesses/s", "right"), (f"time / {first}", "right")):
         t.add_column(c, justify=j)  # type: ignore[arg-type]
     for row in rows:
         t.add_row(
             row["pattern"],
-            row["organisation"],
+            row["variant"],
             f"{row['seconds']:.3f}",
             f"{row['accesses_per_sec'] / 1e6:.2f}",
             f"{row['relative_time']:.2f}x",
         )
     out.print(t)
     if args.json:
-        doc = {"tessera_version": api._core.__version__, "accesses_per_stream": accesses, "organisations": rows}
+        doc = {"tessera_version": api._core.__version__, "accesses_per_stream": accesses, key: rows}
         write_atomic(args.json, json.dumps(doc, sort_keys=True, indent=2) + "\n")
     return EXIT_OK
 

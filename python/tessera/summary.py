@@ -248,6 +248,8 @@ def summary_tables(result: Result) -> list[Any]:
     mem.add("  4 KiB pages mapped", "os.pages_4k")
     mem.add("  2 MiB pages mapped", "os.pages_2m", skip_zero=True)
     mem.add("  1 GiB pages mapped", "os.pages_1g", skip_zero=True)
+    mem.add("  GT superpages mapped", "os.gt_superpages", skip_zero=True)
+    mem.add("walks ended at a GT-PDE", "walker.leaves_gt", skip_zero=True)
     mem.add("  large-page fallbacks", "os.large_fallbacks", skip_zero=True)
     mem.add("page-table frames", "physmem.table_frames")
     mem.add("frames allocated", "physmem.allocated_frames")

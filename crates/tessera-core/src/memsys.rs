@@ -69,7 +69,7 @@ impl MemorySystem {
     pub fn build(spec: &Spec, seed: u64) -> Result<MemorySystem> {
         let caches = CacheHierarchy::build(&spec.cache, crate::rng::sub_seed(seed, "cache"))?;
         let names: Vec<&'static str> = caches.level_names().to_vec();
-        let mem = PhysMem::build(&spec.physmem, seed)?;
+        let mut mem = PhysMem::build(&spec.physmem, seed)?;
         // A format storing CPFNs decodes them with the pool's hash functions.
         let hasher = match mem.allocator() {
             crate::registry::AnyAllocator::Iceberg(ice) => Some(ice.hasher().clone()),
@@ -78,7 +78,7 @@ impl MemorySystem {
         let ctx = crate::pagetable::x86_radix::FormatCtx { levels: spec.pagetable.levels, hasher };
         let format = AnyFormat::build(&spec.pagetable.format, &ctx, "pagetable.format")?;
         let walker = Walker::build(spec, &format, &names, seed)?;
-        let os = Os::build(spec, &format, &mem, seed)?;
+        let os = Os::build(spec, &format, &mut mem, seed)?;
         Ok(MemorySystem { pt: PageTable::new(format), mem, os, walker, caches })
     }
 

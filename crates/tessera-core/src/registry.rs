@@ -201,6 +201,7 @@ family! {
         ref fn free_frames() -> u64;
         ref fn largest_free_order() -> Option<u32>;
         mut fn reserve(pfn: crate::addr::Pfn) -> bool;
+        mut fn reserve_block(pfn: crate::addr::Pfn, order: u32) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
@@ -234,9 +235,10 @@ family! {
     family crate::page_size::PageSizePolicy => AnyPageSizePolicy, ctx crate::page_size::PolicyCtx, key "page_size" {
         "base_only" => BaseOnly(crate::page_size::base_only::BaseOnly),
         "thp" => Thp(crate::page_size::thp::Thp),
+        "gtsm" => Gtsm(crate::page_size::gtsm::Gtsm),
     }
     methods {
-        ref fn candidates() -> &[crate::addr::PageSize];
+        ref fn plans() -> &[crate::page_size::Plan];
     }
 }
 
@@ -260,6 +262,7 @@ family! {
         "x86_radix" => X86Radix(crate::pagetable::x86_radix::X86Radix),
         "radix" => Radix(crate::pagetable::radix::Radix),
         "mosaic_toc" => MosaicToc(crate::pagetable::mosaic_toc::MosaicToc),
+        "gt_pde" => GtPde(crate::pagetable::gt_table::GtTable),
     }
     methods {
         ref fn levels() -> u32;
@@ -282,6 +285,9 @@ family! {
         ref fn table_word(va: u64, level: u32) -> u32;
         ref fn node_shift(level: u32) -> u32;
         ref fn decode_cycles(raw: u64, level: u32) -> u32;
+        ref fn node_order(level: u32) -> u32;
+        ref fn padding_word(va: u64, level: u32) -> Option<u64>;
+        ref fn psc_caches_entries(level: u32) -> bool;
         ref fn set_page(words: &mut [u64], va: u64, asid: crate::addr::Asid, pfn: Option<crate::addr::Pfn>) -> crate::error::Result<()>;
     }
 }

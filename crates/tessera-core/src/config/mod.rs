@@ -384,6 +384,13 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         &crate::physmem::retired::RetireCtx { capacity_frames: cap / 4096, seed: 0 },
         "physmem.retired",
     )?;
+    if spec.pagetable.format.kind == "gt_pde" && spec.physmem.page_size.kind == "thp" {
+        return Err(Error::config_allowed(
+            "physmem.page_size",
+            "pagetable.format = \"gt_pde\" maps superpages with GT-PDEs; a process uses 2 MB PDEs (thp) or GT-PDEs, never both",
+            &["gtsm", "base_only"],
+        ));
+    }
     if spec.pagetable.format.kind == "mosaic_toc" {
         // A ToC holds CPFNs: every page must be a 4 KiB page placed by the Iceberg hash.
         if spec.physmem.allocator.kind != "iceberg" {
@@ -412,7 +419,12 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         &crate::page_size::PolicyCtx { sizes: format_sizes },
         "physmem.page_size",
     )?;
-    let produced: Vec<PageSize> = crate::page_size::PageSizePolicy::candidates(&policy).to_vec();
+    let plans = crate::page_size::PageSizePolicy::plans(&policy);
+    let produced: Vec<PageSize> =
+        plans.iter().filter_map(|p| if let crate::page_size::Plan::Contiguous(s) = p { Some(*s) } else { None }).collect();
+    if plans.iter().any(|p| matches!(p, crate::page_size::Plan::Slice { .. })) {
+        check_slices(&spec)?;
+    }
 
     // TLB structures.
     if spec.mmu.tlb.is_empty() {
@@ -632,3 +644,31 @@ impl Spec {
 
 #[cfg(test)]
 mod tests;
+
+/// What a page-size policy that maps superpages over slices (GTSM) needs:
+/// the GT table, the buddy allocator (which keeps the slices), and no swap
+/// device (a slice has no page-out path).
+fn check_slices(spec: &Spec) -> Result<()> {
+    let policy = &spec.physmem.page_size.kind;
+    if spec.pagetable.format.kind != "gt_pde" {
+        return Err(Error::config_allowed(
+            "pagetable.format",
+            format!("physmem.page_size = {policy:?} writes GT-PDEs, which only the gt_pde table holds, not {:?}", spec.pagetable.format.kind),
+            &["gt_pde"],
+        ));
+    }
+    if spec.physmem.allocator.kind != "buddy" {
+        return Err(Error::config_allowed(
+            "physmem.allocator",
+            format!("physmem.page_size = {policy:?} takes slices from the buddy allocator's free blocks, not {:?}'s", spec.physmem.allocator.kind),
+            &["buddy"],
+        ));
+    }
+    if spec.os.swap.is_some() {
+        return Err(Error::config(
+            "os.swap",
+            format!("physmem.page_size = {policy:?} maps superpages over slices, which have no page-out path: remove the swap device or use another page-size policy"),
+        ));
+    }
+    Ok(())
+}

@@ -322,3 +322,25 @@ fn unreadable_machine_file_is_a_config_error() {
     assert!(matches!(&e, Error::Config { path, .. } if path == "no/such/machine.toml"), "{e}");
     assert!(e.to_string().contains("no such machine file"), "{e}");
 }
+
+/// GTSM's combinations: GT-PDEs need their table, the buddy allocator and
+/// no swap device, and never come with 2 MB PDEs.
+#[test]
+fn gtsm_contradictions_name_their_keys() {
+    let gt = ["pagetable.format.kind=\"gt_pde\"", "physmem.page_size=\"gtsm\""];
+    load(&ConfigSource::Preset("gtsm_ptlsim".into()), &gt.map(String::from)).unwrap();
+    let e = preset_err(&["physmem.page_size=\"gtsm\""]);
+    assert!(e.contains("pagetable.format") && e.contains("gt_pde"), "{e}");
+    let e = preset_err(&["pagetable.format.kind=\"gt_pde\"", "physmem.page_size=\"thp\""]);
+    assert!(e.contains("physmem.page_size") && e.contains("never both"), "{e}");
+    let e = preset_err(&[gt[0], gt[1], "os.swap={ capacity = \"1GiB\" }", "os.eviction=\"lru\""]);
+    assert!(e.contains("os.swap") && e.contains("page-out"), "{e}");
+    let e = preset_err(&[gt[0], gt[1], "physmem.allocator=\"iceberg\""]);
+    assert!(e.contains("physmem.allocator") && e.contains("buddy"), "{e}");
+    let e = preset_err(&[gt[0], gt[1], "physmem.page_size.min_blocks=40"]);
+    assert!(e.contains("physmem.page_size.min_blocks"), "{e}");
+    let e = preset_err(&[gt[0], "pagetable.format.mode=\"gt_pde_8m\""]);
+    assert!(e.contains("pagetable.format.mode") && e.contains("gt_pde_1m"), "{e}");
+    let e = preset_err(&[gt[0], "pagetable.format.decode_cycles=5000"]);
+    assert!(e.contains("pagetable.format.decode_cycles"), "{e}");
+}

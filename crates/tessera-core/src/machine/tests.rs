@@ -1156,3 +1156,59 @@ fn the_toc_format_needs_iceberg_4k_pages_and_a_good_arity() {
     assert_eq!(s.get("pagetable.nodes_l5"), 1);
     assert!(s.get("walker.walks") > 0);
 }
+
+/// A GTSM machine: the `gt_pde` table with the `gtsm` policy, on the GTSM
+/// paper's machine at 1 GiB.
+fn gtsm(mode: &str, extra: &[&str]) -> Spec {
+    let mut o = vec![
+        "pagetable.format.kind=\"gt_pde\"".to_string(),
+        format!("pagetable.format.mode=\"{mode}\""),
+        "physmem.page_size=\"gtsm\"".into(),
+        "physmem.capacity=\"1GiB\"".into(),
+    ];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    let o: Vec<&str> = o.iter().map(|s| s.as_str()).collect();
+    spec("gtsm_ptlsim", &o)
+}
+
+#[test]
+fn gtsm_maps_superpages_over_slices_and_walks_end_at_the_pd() {
+    for mode in crate::pagetable::gt_pde::GtMode::ALL {
+        let s = run(&gtsm(mode.name(), &[]), Pattern::Uniform, 200_000, 64 << 20);
+        let superpage = 1u64 << mode.superpage_shift();
+        assert!(s.get("os.gt_superpages") > 0, "{mode:?}");
+        // With no retired page, every region is a superpage: no 4 KiB page at all.
+        assert_eq!(s.get("os.pages_4k"), 0, "{mode:?}");
+        assert_eq!(s.get("os.gt_superpages"), (64 << 20) / superpage, "{mode:?}");
+        assert_eq!(s.get("pagetable.mappings_gt"), (64 << 20) >> mode.entry_shift(), "{mode:?}");
+        assert_eq!(s.get("walker.leaves_gt"), s.get("walker.walks"), "{mode:?}: every walk ends at a GT-PDE");
+        assert_eq!(s.get("walker.leaves_4k"), s.get("walker.walks"), "{mode:?}: the TLBs get 4 KiB pages");
+        assert_eq!(s.get("physmem.slices.grants") + s.get("physmem.slices.pair_grants"), s.get("pagetable.mappings_gt"), "{mode:?}");
+    }
+}
+
+#[test]
+fn gtsm_runs_are_deterministic_and_retired_pages_cost_superpages() {
+    let clean = gtsm("gt_pde_4m", &[]);
+    let a = run(&clean, Pattern::Uniform, 100_000, 128 << 20);
+    let b = run(&clean, Pattern::Uniform, 100_000, 128 << 20);
+    assert_eq!(a.to_json().to_string(), b.to_json().to_string(), "same config, input and seed: the same stats");
+    // At 3 % retired pages almost no 8 MiB slice has 33 usable 128 KiB blocks (Fig. 14: 0.8 %).
+    let worn = run(&gtsm("gt_pde_4m", &["physmem.retired={ kind = \"uniform\", fraction = 0.03 }"]), Pattern::Uniform, 100_000, 128 << 20);
+    assert!(worn.get("os.gt_superpages") < a.get("os.gt_superpages") / 4, "{} vs {}", worn.get("os.gt_superpages"), a.get("os.gt_superpages"));
+    assert!(worn.get("os.pages_4k") > 0);
+    assert!(worn.get("physmem.slices.refusals") > 0);
+    assert!(worn.get("walker.cycles") > a.get("walker.cycles"));
+    // The 1 MiB mode's 32 KiB blocks survive it (its threshold is 5.5 %).
+    let one = run(&gtsm("gt_pde_1m", &["physmem.retired={ kind = \"uniform\", fraction = 0.03 }"]), Pattern::Uniform, 100_000, 128 << 20);
+    assert!(one.get("os.gt_superpages") * (1 << 20) >= (128 << 20) / 2, "half the footprint or more in 1 MiB superpages");
+}
+
+#[test]
+fn gtsm_walks_are_shorter_than_4k_walks() {
+    let base = run(&spec("gtsm_ptlsim", &["physmem.capacity=\"1GiB\""]), Pattern::Uniform, 100_000, 256 << 20);
+    let gt = run(&gtsm("gt_pde_4m", &[]), Pattern::Uniform, 100_000, 256 << 20);
+    assert_eq!(gt.get("walker.walks"), base.get("walker.walks"), "the TLBs see 4 KiB pages either way");
+    assert!(gt.get("walker.refs_total") < base.get("walker.refs_total"));
+    assert!(gt.get("walker.cycles") < base.get("walker.cycles"));
+}

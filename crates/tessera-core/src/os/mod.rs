@@ -33,7 +33,7 @@ use crate::cache::CacheHierarchy;
 use crate::config::Spec;
 use crate::error::Result;
 use crate::memsys::Shootdown;
-use crate::page_size::{PageSizePolicy, PolicyCtx};
+use crate::page_size::{PageSizePolicy, Plan, PolicyCtx};
 use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
 use crate::physmem::allocator::{FrameAllocator, PageRequest, Placement};
@@ -90,10 +90,14 @@ pub struct Os {
     stats: OsStats,
     /// Pages mapped per size (`PageSize::index`).
     pages: [u64; PageSize::COUNT],
+    /// Superpages mapped over slices (`os.gt_superpages`, reported with a
+    /// slice plan).
+    gt_superpages: u64,
+    slices: bool,
 }
 
 impl Os {
-    pub fn build(spec: &Spec, format: &AnyFormat, mem: &PhysMem, seed: u64) -> Result<Os> {
+    pub fn build(spec: &Spec, format: &AnyFormat, mem: &mut PhysMem, seed: u64) -> Result<Os> {
         let sizes = format.sizes().to_vec();
         let policy = AnyPageSizePolicy::build(&spec.physmem.page_size, &PolicyCtx { sizes: sizes.clone() }, "physmem.page_size")?;
         let capacity_frames = mem.capacity_frames();
@@ -123,7 +127,22 @@ impl Os {
             }
             _ => None,
         };
-        Ok(Os { policy, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT] })
+        let mut slices = false;
+        for plan in policy.plans() {
+            if let Plan::Slice { min_blocks } = *plan {
+                let AnyFormat::GtPde(table) = format else {
+                    return Err(crate::error::Error::config_allowed("pagetable.format", "slices need the gt_pde table", &["gt_pde"]));
+                };
+                let mode = table.mode();
+                mem.enable_slices(crate::physmem::slices::SliceSpec {
+                    block_order: mode.block_shift() - BASE_SHIFT,
+                    min_blocks,
+                    paired: mode.paired(),
+                })?;
+                slices = true;
+            }
+        }
+        Ok(Os { policy, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices })
     }
 
     /// A walk for `va` found no mapping: map the page (reading it back from
@@ -166,9 +185,18 @@ impl Os {
         }
         // Read one by one (a copy of the list was a call to memcpy per
         // fault), so the loop may borrow `self` mutably in between.
-        let n = self.policy.candidates().len();
+        let n = self.policy.plans().len();
         for k in 0..n {
-            let size = self.policy.candidates()[k];
+            let size = match self.policy.plans()[k] {
+                Plan::Contiguous(size) => size,
+                Plan::Slice { .. } => {
+                    if self.map_slice(va, asid, pt, mem)? {
+                        return Ok(cycles);
+                    }
+                    self.stats.large_fallbacks += 1;
+                    continue;
+                }
+            };
             let last = k + 1 == n;
             if !last && !pt.region_unmapped(mem, asid, va, size) {
                 self.stats.large_fallbacks += 1;
@@ -192,6 +220,29 @@ impl Os {
             return Ok(cycles);
         }
         unreachable!("the last page-size candidate always maps or errors")
+    }
+
+    /// Map `va`'s PD slot with a GT-PDE (or a P-GT-PDE) over a slice the
+    /// allocator grants, if the slot is empty and a slice is free. False
+    /// when the caller must fall back.
+    fn map_slice(&mut self, va: u64, asid: Asid, pt: &mut PageTable, mem: &mut PhysMem) -> Result<bool> {
+        let AnyFormat::GtPde(table) = pt.format() else {
+            unreachable!("config resolution requires the gt_pde table with slices")
+        };
+        let mode = table.mode();
+        if !pt.entry_free(mem, asid, va, 2) {
+            return Ok(false);
+        }
+        let words = if mode.paired() {
+            let Some(g) = mem.alloc_slice_pair() else { return Ok(false) };
+            table.encode_gt(g.a, Some(g.b), g.bitmap)?
+        } else {
+            let Some(g) = mem.alloc_slice() else { return Ok(false) };
+            table.encode_gt(g.base, None, g.bitmap)?
+        };
+        pt.map_words(mem, asid, va, 2, &words)?;
+        self.gt_superpages += 1 + mode.paired() as u64;
+        Ok(true)
     }
 
     /// Frames for `req`, evicting pages until there are enough free frames
@@ -325,6 +376,9 @@ impl Os {
             for size in &self.sizes {
                 let i = size.index();
                 p.counter(PAGE_NAMES[i], self.pages[i], "pages", PAGE_DESCS[i]);
+            }
+            if self.slices {
+                p.counter("gt_superpages", self.gt_superpages, "pages", "superpages mapped by GT-PDEs over slices (two per P-GT-PDE)");
             }
         }
         if let Some(pr) = &self.pressure {

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PageSizePolicy, PolicyCtx};
+use super::{PageSizePolicy, Plan, PolicyCtx};
 use crate::addr::PageSize;
 use crate::error::Result;
 use crate::registry::Mechanism;
@@ -32,7 +32,7 @@ impl Mechanism for BaseOnly {
 }
 
 impl PageSizePolicy for BaseOnly {
-    fn candidates(&self) -> &[PageSize] {
-        &[PageSize::Size4K]
+    fn plans(&self) -> &[Plan] {
+        &[Plan::Contiguous(PageSize::Size4K)]
     }
 }

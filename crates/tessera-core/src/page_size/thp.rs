@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PageSizePolicy, PolicyCtx};
+use super::{PageSizePolicy, Plan, PolicyCtx};
 use crate::addr::PageSize;
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -42,7 +42,7 @@ impl Default for Config {
 
 #[derive(Clone, Debug)]
 pub struct Thp {
-    sizes: Vec<PageSize>,
+    plans: Vec<Plan>,
 }
 
 impl Mechanism for Thp {
@@ -60,14 +60,14 @@ impl Mechanism for Thp {
             ));
         }
         // Every size the format maps up to `max`, largest first.
-        let sizes = ctx.sizes.iter().rev().copied().filter(|&s| s <= cfg.max).collect();
-        Ok(Thp { sizes })
+        let plans = ctx.sizes.iter().rev().copied().filter(|&s| s <= cfg.max).map(Plan::Contiguous).collect();
+        Ok(Thp { plans })
     }
 }
 
 impl PageSizePolicy for Thp {
-    fn candidates(&self) -> &[PageSize] {
-        &self.sizes
+    fn plans(&self) -> &[Plan] {
+        &self.plans
     }
 }
 
@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn one_gig_tries_every_size_largest_first() {
         let t = Thp::build(&Config { max: PageSize::Size1G }, &x86()).unwrap();
-        assert_eq!(t.candidates(), &[PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]);
+        assert_eq!(t.plans(), &plans(&[PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]));
     }
 
     #[test]
@@ -94,9 +94,13 @@ mod tests {
         use PageSize::*;
         let ctx = PolicyCtx { sizes: vec![Size4K, Size64K, Size2M] };
         let t = Thp::build(&Config { max: Size2M }, &ctx).unwrap();
-        assert_eq!(t.candidates(), &[Size2M, Size64K, Size4K]);
+        assert_eq!(t.plans(), &plans(&[Size2M, Size64K, Size4K]));
         let t = Thp::build(&Config { max: Size64K }, &ctx).unwrap();
-        assert_eq!(t.candidates(), &[Size64K, Size4K]);
+        assert_eq!(t.plans(), &plans(&[Size64K, Size4K]));
+    }
+
+    fn plans(sizes: &[PageSize]) -> Vec<Plan> {
+        sizes.iter().copied().map(Plan::Contiguous).collect()
     }
 
     fn x86() -> PolicyCtx {

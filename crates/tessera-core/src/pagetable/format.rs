@@ -4,7 +4,8 @@
 //! ## Contract
 //! A format describes a radix-shaped tree of `levels()` levels, the root at
 //! level `levels()` and leaves of 4 KiB pages at level 1. Nodes are 4 KiB
-//! table frames. An entry at `level` is `level_entry_words(level)` 64-bit
+//! table frames (a format may widen a level's nodes to several contiguous
+//! frames, [`PageTableFormat::node_order`]). An entry at `level` is `level_entry_words(level)` 64-bit
 //! words (8 bytes for x86, 16 for a GT-PDE, up to a 64-byte line for a table
 //! of contents; `entry_words()` by default); entry `i` of a node starts at
 //! word `i * level_entry_words(level)`, so the walker's reference for it is
@@ -153,6 +154,33 @@ pub trait PageTableFormat {
     fn decode_cycles(&self, _raw: u64, _level: u32) -> u32 {
         0
     }
+    /// log2 of the 4 KiB frames a node at `level` spans: 0 (one frame) for
+    /// every format but GTSM's, whose 8 and 16 KiB page directories are
+    /// contiguous frames. Entry `i` of a node then lies in its frame
+    /// `word(i) / 512` ([`FormatExt::locate`]).
+    #[inline(always)]
+    fn node_order(&self, _level: u32) -> u32 {
+        0
+    }
+    /// The word of the entry a walk reads next when `va`'s own entry at
+    /// `level` reads as not present because it is padding: a pointer entry
+    /// that covers the range of several entries sits in the first of them
+    /// (GTSM's 1 MiB mode pads a 4 KiB-page PDE to 32 bytes). The walker
+    /// reads it as a second reference and follows it only if it points to
+    /// a node ([`Step::Next`]). None for every other format.
+    #[inline(always)]
+    fn padding_word(&self, _va: u64, _level: u32) -> Option<u64> {
+        None
+    }
+    /// Whether the paging-structure cache of level-`level` entries holds
+    /// whole entries (up to two words, tagged by the entry's range,
+    /// [`Self::level_shift`]) rather than next-node pointers: a walk that
+    /// hits decodes the cached entry, so a cached leaf ends the walk with no
+    /// reference. GTSM's PDE cache holds 16-byte GT-PDEs this way.
+    #[inline(always)]
+    fn psc_caches_entries(&self, _level: u32) -> bool {
+        false
+    }
     /// Whether the walker may use its host-side shortcuts (see module doc).
     fn allows_shortcuts(&self) -> bool {
         true
@@ -182,6 +210,17 @@ pub trait FormatExt: PageTableFormat {
     #[inline]
     fn word(&self, va: u64, level: u32) -> u64 {
         self.index(va, level) * self.level_entry_words(level) as u64
+    }
+    /// Where word `w` of the node at `level` whose first frame is in host
+    /// slot `slot` is stored: (slot of its frame, word in that frame). A
+    /// node of several frames has consecutive slots.
+    #[inline(always)]
+    fn locate(&self, level: u32, slot: u32, w: u64) -> (u32, u64) {
+        if self.node_order(level) == 0 {
+            (slot, w)
+        } else {
+            (slot + (w >> 9) as u32, w & 511)
+        }
     }
 }
 

@@ -32,6 +32,7 @@
 
 pub mod format;
 pub mod gt_pde;
+pub mod gt_table;
 pub mod mosaic_toc;
 pub mod radix;
 pub mod x86_radix;
@@ -77,6 +78,8 @@ pub struct PageTable {
     nodes: [u64; LEVEL_SLOTS],
     /// Leaf entries per page size (`PageSize::index`).
     mappings: [u64; PageSize::COUNT],
+    /// Leaves written by [`PageTable::map_words`] (GT-PDEs).
+    wide_leaves: u64,
 }
 
 /// A present leaf found by a software walk: where its first word is and what it maps.
@@ -111,6 +114,7 @@ impl PageTable {
             root_slots: Vec::new(),
             nodes: [0; LEVEL_SLOTS],
             mappings: [0; PageSize::COUNT],
+            wide_leaves: 0,
         }
     }
 
@@ -224,13 +228,27 @@ impl PageTable {
     /// `stop`: the level at which a node (rather than a leaf) ends the walk.
     #[inline]
     fn walk(&self, mem: &PhysMem, asid: Asid, va: u64, stop: u32) -> Option<Walk> {
-        let (_, mut slot) = self.root_slots.get(asid as usize).copied().flatten()?;
+        let (_, mut node) = self.root_slots.get(asid as usize).copied().flatten()?;
         let mut level = self.levels;
+        let mut next;
         loop {
-            let w = self.format.word(va, level);
+            let (slot, w) = self.format.locate(level, node, self.format.word(va, level));
             let raw = mem.read_entry(slot, w);
             match self.format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
-                Step::NotPresent => return Some(Walk::Hole { level }),
+                Step::NotPresent => match self.format.padding_word(va, level) {
+                    Some(pw) => {
+                        let (ps, pw) = self.format.locate(level, node, pw);
+                        match self.pointer_at(mem, ps, pw, va, asid, level) {
+                            Some(child) if level != stop => {
+                                next = child;
+                                level -= 1;
+                            }
+                            Some(_) => return None,
+                            None => return Some(Walk::Hole { level }),
+                        }
+                    }
+                    None => return Some(Walk::Hole { level }),
+                },
                 Step::Leaf { pfn_base, size } => {
                     let addr = (mem.table_frame_of(slot).0 << 12) + w * 8;
                     return Some(Walk::Leaf(LeafRef { slot, word: w, addr, raw, level, size, pfn_base, large: None }));
@@ -260,11 +278,68 @@ impl PageTable {
                     if level == stop {
                         return None;
                     }
-                    slot = mem.entry_link(slot, w + self.format.table_word(va, level) as u64);
+                    next = mem.entry_link(slot, w + self.format.table_word(va, level) as u64);
                     level -= 1;
                 }
             }
+            node = next;
         }
+    }
+
+    /// The host slot of the node that the entry at word `w` of the node
+    /// stored in `slot` points to, if it is a pointer (read as for `va`):
+    /// what a walk takes from an entry it reads past padding.
+    fn pointer_at(&self, mem: &PhysMem, slot: u32, w: u64, va: u64, asid: Asid, level: u32) -> Option<u32> {
+        let raw = mem.read_entry(slot, w);
+        match self.format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
+            Step::Next { .. } => Some(mem.entry_link(slot, w + self.format.table_word(va, level) as u64)),
+            _ => None,
+        }
+    }
+
+    /// Write `words` as the entry for `va` at `level` (a leaf of several
+    /// words, such as a GT-PDE), building the nodes above as [`Self::map`]
+    /// does. The entry must be empty ([`Self::entry_free`]). Counted in
+    /// `pagetable.mappings_gt`.
+    pub fn map_words(&mut self, mem: &mut PhysMem, asid: Asid, va: u64, level: u32, words: &[u64]) -> Result<()> {
+        let (_, root_slot) = self.root_linked(mem, asid)?;
+        let PageTable { format, nodes, levels, .. } = self;
+        debug_assert_eq!(words.len(), format.level_entry_words(level) as usize);
+        let Some(node) = format.visit(Descend { mem: &mut *mem, nodes, levels: *levels, root_slot, asid, va, target: level })? else {
+            return Ok(());
+        };
+        let (slot, w) = format.locate(level, node, format.word(va, level));
+        for (k, &word) in words.iter().enumerate() {
+            debug_assert_eq!(mem.read_entry(slot, w + k as u64), 0, "mapping {va:#x} over an existing entry");
+            mem.write_table_entry(slot, w + k as u64, word, 0);
+        }
+        self.wide_leaves += 1;
+        Ok(())
+    }
+
+    /// True when `va`'s entry at `level` is empty (every word zero, or no
+    /// node there yet) and no padded pointer entry covers it
+    /// ([`PageTableFormat::padding_word`]): an entry [`Self::map_words`]
+    /// may write.
+    pub fn entry_free(&self, mem: &PhysMem, asid: Asid, va: u64, level: u32) -> bool {
+        let Some((_, mut node)) = self.root_slots.get(asid as usize).copied().flatten() else { return true };
+        let format = &self.format;
+        for l in (level + 1..=self.levels).rev() {
+            let (slot, w) = format.locate(l, node, format.word(va, l));
+            let raw = mem.read_entry(slot, w);
+            match format.decode(raw, l, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
+                Step::Next { .. } => node = mem.entry_link(slot, w + format.table_word(va, l) as u64),
+                Step::NotPresent => return true,
+                Step::Leaf { .. } | Step::LargeViaNext { .. } => return false,
+            }
+        }
+        let (slot, w) = format.locate(level, node, format.word(va, level));
+        let empty = (0..format.level_entry_words(level) as u64).all(|k| mem.read_entry(slot, w + k) == 0);
+        let padded = format.padding_word(va, level).is_some_and(|pw| {
+            let (ps, pw) = format.locate(level, node, pw);
+            self.pointer_at(mem, ps, pw, va, asid, level).is_some()
+        });
+        empty && !padded
     }
 
     /// True when nothing is mapped in the `size`-aligned virtual region containing `va`:
@@ -319,6 +394,9 @@ impl PageTable {
             let i = size.index();
             names.push((MAPPING_NAMES[i], self.mappings[i], "pages", MAPPING_DESCS[i]));
         }
+        if matches!(self.format, AnyFormat::GtPde(_)) {
+            names.push(("mappings_gt", self.wide_leaves, "entries", "GT-PDEs (and P-GT-PDEs) in the tables"));
+        }
         for level in 1..=self.levels.max(5) as usize {
             names.push((NODE_NAMES[level], self.nodes[level], "nodes", NODE_DESCS[level]));
         }
@@ -364,26 +442,10 @@ impl FormatVisitor for Map<'_> {
         };
         // Follow the host links from node to node, as the walker does: no
         // frame-to-storage lookups on the first-touch path.
-        let mut slot = root_slot;
-        for level in (target + 1..=levels).rev() {
-            let w = format.word(va, level);
-            let raw = mem.read_entry(slot, w);
-            let tw = w + format.table_word(va, level) as u64;
-            slot = match format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
-                Step::Next { .. } => mem.entry_link(slot, tw),
-                Step::NotPresent => {
-                    let (_, child_slot) = new_node(mem, nodes, level - 1)?;
-                    let child = mem.table_frame_of(child_slot);
-                    mem.write_table_entry(slot, tw, format.encode_table(child, level), child_slot);
-                    child_slot
-                }
-                Step::Leaf { .. } | Step::LargeViaNext { .. } => {
-                    debug_assert!(false, "mapping {va:#x} inside an existing larger page");
-                    return Ok(());
-                }
-            };
-        }
-        let w = format.word(va, target);
+        let Some(slot) = descend(format, mem, nodes, levels, root_slot, asid, va, target)? else {
+            return Ok(());
+        };
+        let (slot, w) = format.locate(target, slot, format.word(va, target));
         if format.groups_pages() {
             // A table of contents: this page's part of the entry changes, its group's stays.
             write_page(format, mem, slot, w, va, asid, Some(pfn))?;
@@ -396,7 +458,7 @@ impl FormatVisitor for Map<'_> {
         );
         if target > 1 && format.large_keeps_node() {
             // The large entry points at a node whose 4 KiB leaves map the pieces.
-            let (node, node_slot) = new_node(mem, nodes, target - 1)?;
+            let (node, node_slot) = new_node(format, mem, nodes, target - 1)?;
             let pieces = format.level_frames(target);
             let step = format.level_frames(1);
             for i in 0..pieces / step {
@@ -412,9 +474,85 @@ impl FormatVisitor for Map<'_> {
     }
 }
 
-/// A new empty node at `level`, counted in `nodes`; its frame and host slot.
-fn new_node(mem: &mut PhysMem, nodes: &mut [u64; LEVEL_SLOTS], level: u32) -> Result<(Pfn, u32)> {
-    let child = mem.alloc_table_frame()?;
+/// Follow (or build) the path for `va` from the root in `root_slot` down
+/// to the node at `target`, as the walker does: host links from node to
+/// node, no frame-to-storage lookups on the first-touch path. The host slot
+/// of that node's first frame; None if a larger page covers `va` already
+/// (a caller bug, caught in debug builds).
+#[allow(clippy::too_many_arguments)]
+fn descend<F: PageTableFormat>(
+    format: &F,
+    mem: &mut PhysMem,
+    nodes: &mut [u64; LEVEL_SLOTS],
+    levels: u32,
+    root_slot: u32,
+    asid: Asid,
+    va: u64,
+    target: u32,
+) -> Result<Option<u32>> {
+    let mut node = root_slot;
+    for level in (target + 1..=levels).rev() {
+        let (slot, w) = format.locate(level, node, format.word(va, level));
+        let raw = mem.read_entry(slot, w);
+        let mut tw = w + format.table_word(va, level) as u64;
+        node = match format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64)) {
+            Step::Next { .. } => mem.entry_link(slot, tw),
+            Step::NotPresent => {
+                // A pointer covering several entries lives in the first of
+                // them, unless that one holds something else already.
+                let mut slot = slot;
+                if let Some(pw) = format.padding_word(va, level) {
+                    let (ps, pw) = format.locate(level, node, pw);
+                    let praw = mem.read_entry(ps, pw);
+                    match format.decode(praw, level, va, asid, &|k| mem.read_entry(ps, pw + k as u64)) {
+                        Step::Next { .. } => {
+                            node = mem.entry_link(ps, pw + format.table_word(va, level) as u64);
+                            continue;
+                        }
+                        Step::NotPresent => {
+                            slot = ps;
+                            tw = pw + format.table_word(va, level) as u64;
+                        }
+                        _ => {}
+                    }
+                }
+                let (_, child_slot) = new_node(format, mem, nodes, level - 1)?;
+                let child = mem.table_frame_of(child_slot);
+                mem.write_table_entry(slot, tw, format.encode_table(child, level), child_slot);
+                child_slot
+            }
+            Step::Leaf { .. } | Step::LargeViaNext { .. } => {
+                debug_assert!(false, "mapping {va:#x} inside an existing larger page");
+                return Ok(None);
+            }
+        };
+    }
+    Ok(Some(node))
+}
+
+/// [`descend`] on the concrete format.
+struct Descend<'a> {
+    mem: &'a mut PhysMem,
+    nodes: &'a mut [u64; LEVEL_SLOTS],
+    levels: u32,
+    root_slot: u32,
+    asid: Asid,
+    va: u64,
+    target: u32,
+}
+
+impl FormatVisitor for Descend<'_> {
+    type Out = Result<Option<u32>>;
+
+    fn visit<F: PageTableFormat>(self, format: &F) -> Self::Out {
+        descend(format, self.mem, self.nodes, self.levels, self.root_slot, self.asid, self.va, self.target)
+    }
+}
+
+/// A new empty node at `level` (of the frames the format gives a node
+/// there), counted in `nodes`; its frame and host slot.
+fn new_node<F: PageTableFormat>(format: &F, mem: &mut PhysMem, nodes: &mut [u64; LEVEL_SLOTS], level: u32) -> Result<(Pfn, u32)> {
+    let child = mem.alloc_table_node(format.node_order(level))?;
     nodes[level as usize] += 1;
     Ok((child, mem.table_slot(child.0)))
 }

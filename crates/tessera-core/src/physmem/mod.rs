@@ -42,11 +42,13 @@
 //! `physmem.capacity_frames`, `physmem.free_frames`, `physmem.allocated_frames`,
 //! `physmem.table_frames`, `physmem.pinned_frames`, with a fault map
 //! `physmem.retired_frames` and `physmem.retired.clean_blocks_*`, and the allocator's own
-//! counters under `physmem.allocator.<kind>.*` (e.g. `physmem.allocator.buddy.splits`).
+//! counters under `physmem.allocator.<kind>.*` (e.g. `physmem.allocator.buddy.splits`);
+//! with GTSM slices enabled ([`slices`]), `physmem.slices.*`.
 
 pub mod allocator;
 mod arena;
 pub mod retired;
+pub mod slices;
 
 use arena::NodeStore;
 
@@ -62,6 +64,7 @@ use crate::error::{Error, Result};
 use crate::stat_group;
 use crate::stats::{Prefixed, StatGroup, StatVisitor};
 use allocator::{AllocCtx, AnyAllocator, FrameAllocator, PageAges, PageRequest, Placement};
+use slices::{SliceGrant, SliceMap, SlicePairGrant, SliceSpec};
 
 /// Frames per 2 MiB block.
 const FRAMES_2M: u64 = 512;
@@ -134,6 +137,10 @@ pub struct PhysMem {
     /// [`PhysMem::write_linked`] (the walker setting accessed and dirty bits)
     /// leave it. The walker trusts a path it recorded while the epoch holds.
     table_epoch: u64,
+    /// GTSM's free BAV array and slice grants, once the OS enables them
+    /// ([`PhysMem::enable_slices`]); every frame handed out or taken back
+    /// updates it then.
+    slices: Option<Box<SliceMap>>,
 }
 
 impl fmt::Debug for PhysMem {
@@ -181,6 +188,7 @@ impl PhysMem {
             retired: None,
             owners: ReverseMap::new(capacity_frames),
             table_epoch: 0,
+            slices: None,
         };
         mem.retire(&spec.retired, seed)?;
         mem.fragment(f, seed);
@@ -292,13 +300,36 @@ impl PhysMem {
 
     /// Allocate a block of 2^order frames, or `Error::OutOfMemory` naming `what`.
     pub fn alloc(&mut self, order: u32, what: &str) -> Result<Pfn> {
-        self.alloc.alloc(order).ok_or_else(|| self.out_of_memory(order, what))
+        match self.try_alloc(order) {
+            Some(pfn) => Ok(pfn),
+            None => Err(self.out_of_memory(order, what)),
+        }
     }
 
     /// Allocate a block of 2^order frames if one is free.
     #[inline]
     pub fn try_alloc(&mut self, order: u32) -> Option<Pfn> {
-        self.alloc.alloc(order)
+        let pfn = self.alloc.alloc(order);
+        if let Some(p) = pfn {
+            self.slices_taken(p, order);
+        }
+        pfn
+    }
+
+    /// Frames `pfn .. pfn + 2^order` left the allocator: tell the slice map, if any.
+    #[inline]
+    fn slices_taken(&mut self, pfn: Pfn, order: u32) {
+        if let Some(m) = self.slices.as_deref_mut() {
+            m.take(pfn.0, order);
+        }
+    }
+
+    /// Frames `pfn .. pfn + 2^order` came back to the allocator.
+    #[inline]
+    fn slices_given(&mut self, pfn: Pfn, order: u32) {
+        if let Some(m) = self.slices.as_deref_mut() {
+            m.give(pfn.0, order);
+        }
     }
 
     /// Frames for the data page `req`, placed by the allocator knowing
@@ -307,6 +338,7 @@ impl PhysMem {
     pub fn alloc_page(&mut self, req: PageRequest, required: bool) -> Result<Option<Pfn>> {
         match self.alloc.alloc_page(&req) {
             Some(pfn) => {
+                self.slices_taken(pfn, req.size.order());
                 self.record(pfn, req);
                 Ok(Some(pfn))
             }
@@ -322,6 +354,7 @@ impl PhysMem {
     pub fn place_page(&mut self, req: PageRequest, ages: Option<&dyn PageAges>) -> Placement {
         let placement = self.alloc.place(&req, ages);
         if let Placement::Frame(pfn) = placement {
+            self.slices_taken(pfn, req.size.order());
             self.record(pfn, req);
         }
         placement
@@ -336,6 +369,7 @@ impl PhysMem {
                 format!("the allocator asked to displace the page at frame {:#x}, but its frames are not free after the eviction", pfn.0),
             ));
         }
+        self.slices_taken(pfn, req.size.order());
         self.record(pfn, req);
         Ok(pfn)
     }
@@ -371,6 +405,7 @@ impl PhysMem {
         let req = self.owners.remove(pfn.0)?;
         self.alloc.page_freed(pfn, &req);
         self.alloc.free(pfn, req.size.order());
+        self.slices_given(pfn, req.size.order());
         Some(req)
     }
 
@@ -392,6 +427,115 @@ impl PhysMem {
             self.table_epoch += 1;
         }
         self.alloc.free(pfn, order);
+        self.slices_given(pfn, order);
+    }
+
+    /// Start keeping GTSM's free BAV array (see [`slices`]), from the
+    /// allocator's free blocks now: the OS model calls it once, after
+    /// retirement and pre-fragmentation, before the run. Config errors:
+    /// an allocator other than `buddy` (`physmem.allocator`), a B-block
+    /// order other than 3, 4 or 5 (`pagetable.format.mode`), `min_blocks`
+    /// other than 32 or 33 (`physmem.page_size.min_blocks`).
+    pub fn enable_slices(&mut self, spec: SliceSpec) -> Result<()> {
+        let AnyAllocator::Buddy(buddy) = &self.alloc else {
+            return Err(Error::config_allowed(
+                "physmem.allocator",
+                format!("GTSM slices need the buddy allocator, not {:?}", self.alloc.name()),
+                &["buddy"],
+            ));
+        };
+        if !(3..=5).contains(&spec.block_order) {
+            return Err(Error::config(
+                "pagetable.format.mode",
+                format!(
+                    "GTSM B-blocks are 2^3, 2^4 or 2^5 frames (32, 64 or 128 KiB), not 2^{} frames",
+                    spec.block_order
+                ),
+            ));
+        }
+        if spec.min_blocks != crate::gtsm::slice::MIN_USABLE && spec.min_blocks != crate::gtsm::slice::MIN_USABLE_HALF {
+            return Err(Error::config_allowed(
+                "physmem.page_size.min_blocks",
+                format!("a slice needs 33 (more than half) or 32 usable B-blocks, not {}", spec.min_blocks),
+                &["32", "33"],
+            ));
+        }
+        let free = buddy.free_blocks().into_iter().map(|(pfn, order)| (pfn.0, order));
+        self.slices = Some(Box::new(SliceMap::new(spec, self.capacity_frames, free)));
+        Ok(())
+    }
+
+    /// The slice map, once [`Self::enable_slices`] was called.
+    pub fn slices(&self) -> Option<&SliceMap> {
+        self.slices.as_deref()
+    }
+
+    /// A slice for one GT-PDE: the lowest-addressed eligible slice and the
+    /// 32 lowest free B-blocks of it, which leave the allocator. `None` when
+    /// slices are not enabled or no slice is eligible (counted as a refusal).
+    pub fn alloc_slice(&mut self) -> Option<SliceGrant> {
+        let map = self.slices.as_deref_mut()?;
+        let Some((s, bitmap)) = map.pick() else {
+            map.count_refusal();
+            return None;
+        };
+        let base = s << map.slice_order();
+        if !take_blocks(&mut self.alloc, base, bitmap, map.block_order()) {
+            debug_assert!(false, "slice {s}: free BAV {:#x} disagrees with the allocator", map.bav(s));
+            map.count_refusal();
+            return None;
+        }
+        map.granted(s, bitmap);
+        map.count_grant(false);
+        Some(SliceGrant { base: Pfn(base), bitmap })
+    }
+
+    /// Two slices of one 128 MiB chunk for one P-GT-PDE, sharing a bitmap
+    /// (see [`slices`] for which). `None` when slices are not enabled with
+    /// `paired`, or (a refusal) when no chunk has a pair.
+    pub fn alloc_slice_pair(&mut self) -> Option<SlicePairGrant> {
+        let map = self.slices.as_deref_mut()?;
+        if !map.spec().paired {
+            return None;
+        }
+        let Some((a, b, bitmap)) = map.pick_pair() else {
+            map.count_refusal();
+            return None;
+        };
+        let (so, bo) = (map.slice_order(), map.block_order());
+        if !take_blocks(&mut self.alloc, a << so, bitmap, bo) {
+            debug_assert!(false, "slice {a}: free BAV disagrees with the allocator");
+            map.count_refusal();
+            return None;
+        }
+        if !take_blocks(&mut self.alloc, b << so, bitmap, bo) {
+            debug_assert!(false, "slice {b}: free BAV disagrees with the allocator");
+            give_blocks(&mut self.alloc, a << so, bitmap, bo);
+            map.count_refusal();
+            return None;
+        }
+        map.granted(a, bitmap);
+        map.granted(b, bitmap);
+        map.count_grant(true);
+        Some(SlicePairGrant { a: Pfn(a << so), b: Pfn(b << so), bitmap })
+    }
+
+    /// Give back the B-blocks `bitmap` of the grant on the slice at `base`
+    /// (a pair: each of its slices with the shared bitmap). Ignored, as a
+    /// caller bug, unless `base` is a slice hosting a grant and `bitmap` 32
+    /// of its B-blocks that are not free.
+    pub fn free_slice(&mut self, base: Pfn, bitmap: u64) {
+        let Some(map) = self.slices.as_deref_mut() else {
+            return;
+        };
+        let so = map.slice_order();
+        let s = base.0 >> so;
+        if base.0 & ((1u64 << so) - 1) != 0 || !map.can_release(s, bitmap) {
+            debug_assert!(false, "free_slice({base:?}, {bitmap:#x}) is not a grant");
+            return;
+        }
+        give_blocks(&mut self.alloc, base.0, bitmap, map.block_order());
+        map.released(s, bitmap);
     }
 
     fn drop_storage(&mut self, start: u64, end: u64) {
@@ -441,6 +585,31 @@ impl PhysMem {
         self.slot_frames[slot as usize] = pfn.0;
         self.slots.insert(pfn.0, slot);
         self.table_frames += 1;
+        Ok(pfn)
+    }
+
+    /// Allocate a zeroed node of 2^order contiguous frames with backing
+    /// storage in consecutive host slots (a node wider than one frame:
+    /// GTSM's 8 and 16 KiB page directories). Order 0 is
+    /// [`Self::alloc_table_frame`].
+    pub fn alloc_table_node(&mut self, order: u32) -> Result<Pfn> {
+        if order == 0 {
+            return self.alloc_table_frame();
+        }
+        let pfn = match self.try_alloc(order) {
+            Some(pfn) => pfn,
+            None if self.alloc.table_area().is_some() => return Err(self.tables_exhausted()),
+            None => return Err(self.out_of_memory(order, self.alloc.table_frame_name())),
+        };
+        // Fresh slots only: spare ones need not be consecutive.
+        for i in 0..1u64 << order {
+            self.link_row.push(0);
+            self.slot_frames.push(pfn.0 + i);
+            let slot = self.nodes.push_zeroed() as u32;
+            debug_assert_eq!(slot as usize + 1, self.slot_frames.len());
+            self.slots.insert(pfn.0 + i, slot);
+        }
+        self.table_frames += 1 << order;
         Ok(pfn)
     }
 
@@ -620,8 +789,35 @@ impl PhysMem {
             v.gauge("retired_frames", r.0.count(), "frames", "frames retired by the fault map (physmem.retired), never allocated");
             r.1.visit(&mut Prefixed::new("retired", v));
         }
+        if let Some(m) = &self.slices {
+            m.stats().visit(&mut Prefixed::new("slices", v));
+        }
         let prefix = format!("allocator.{}", self.alloc.name());
         self.alloc.visit_stats(&mut Prefixed::new(&prefix, v));
+    }
+}
+
+/// Take the B-blocks `bitmap` of the slice at `base` out of the allocator,
+/// all or none.
+fn take_blocks(alloc: &mut AnyAllocator, base: u64, bitmap: u64, block_order: u32) -> bool {
+    let mut rest = bitmap;
+    while rest != 0 {
+        let k = rest.trailing_zeros() as u64;
+        if !alloc.reserve_block(Pfn(base + (k << block_order)), block_order) {
+            give_blocks(alloc, base, bitmap & !rest, block_order);
+            return false;
+        }
+        rest &= rest - 1;
+    }
+    true
+}
+
+/// Return the B-blocks `bitmap` of the slice at `base` to the allocator.
+fn give_blocks(alloc: &mut AnyAllocator, base: u64, bitmap: u64, block_order: u32) {
+    let mut rest = bitmap;
+    while rest != 0 {
+        alloc.free(Pfn(base + ((rest.trailing_zeros() as u64) << block_order)), block_order);
+        rest &= rest - 1;
     }
 }
 

@@ -81,6 +81,32 @@ pub struct Psc {
     set_mask: u64,
     latency: u32,
     pub stats: PscStats,
+    /// For a cache of whole entries ([`PageTableFormat::psc_caches_entries`]),
+    /// the entry held in each slot of `table`; empty otherwise.
+    entries: Vec<CachedEntry>,
+    /// Words of a whole entry (1 or 2).
+    whole_words: u32,
+}
+
+/// An entry held whole by a paging-structure cache: its words (up to
+/// two), the host links of each, and the host slot of the node it was read
+/// from (for a translation's `node`).
+#[derive(Copy, Clone, Debug, Default)]
+struct CachedEntry {
+    words: [u64; 2],
+    links: [u32; 2],
+    node: u32,
+}
+
+/// What a walk makes of a whole entry its PSC probe hit.
+enum Cached {
+    /// A pointer: the walk goes on at the node below (frame, host slot).
+    Node(u64, u32),
+    /// A leaf: the walk is over, with no reference.
+    Leaf(WalkResult),
+    /// Of no use for this access (not present for its address, or a clean
+    /// leaf under a store, whose dirty bit only memory can take): dropped.
+    Stale,
 }
 
 impl Psc {
@@ -113,6 +139,9 @@ pub struct Walker {
     /// twice. Every format indexes a level by a mask of shifted address bits
     /// (a test holds each one to this).
     leaf_index: (u32, u64, u64),
+    /// Completed walks whose 4 KiB translation came from a leaf above
+    /// level 1 (a GT-PDE): `walker.leaves_gt`, reported for GT tables.
+    wide_leaves: u64,
     /// Whether walk cycles are counted in `walker.*cycles` (see [`Walker::build`]).
     count_cycles: bool,
     step_cycles: u32,
@@ -212,6 +241,7 @@ impl Walker {
             step_cycles: spec.walker.step_cycles,
             dram_ref_cycles: spec.walker.step_cycles as u64 + spec.cache.dram_latency as u64,
             leaves: [0; PageSize::COUNT],
+            wide_leaves: 0,
             hint_shift: format.node_shift(1),
             entry,
             levels: format.levels(),
@@ -276,13 +306,33 @@ impl Walker {
         } else if self.pscs.is_empty() {
             (root, root_slot, self.levels)
         } else {
-            self.probe_pscs(va, asid, root, root_slot)
+            match self.probe_pscs(va, asid, root, root_slot) {
+                (start, None) => start,
+                (start, Some(hit)) => match self.cached(format, hit, va, asid, is_write) {
+                    Cached::Node(node, slot) => (node, slot, self.pscs[hit.0 as usize].level - 1),
+                    Cached::Leaf(r) => {
+                        // A leaf held in the PSC: decoded, and no reference.
+                        let p = &self.pscs[hit.0 as usize];
+                        let cycles = self.psc_latency as u64 + format.decode_cycles(p.entries[hit.1 as usize].words[0], p.level) as u64;
+                        if let WalkResult::Translated { size, level, .. } = r {
+                            self.leaves[size.index()] += 1;
+                            self.wide_leaves += (level > 1 && size == PageSize::Size4K) as u64;
+                        }
+                        self.account(instr, cycles, true);
+                        return (r, cycles);
+                    }
+                    Cached::Stale => start,
+                },
+            }
         };
         let mut cycles = self.psc_latency as u64;
         // A large page that keeps its node: the size found above the leaf read last.
         let mut large: Option<PageSize> = None;
+        // The walk reads past padding to the entry `pad_w` of the same node
+        // (see `PageTableFormat::padding_word`).
+        let (mut padded, mut pad_w) = (false, 0);
         let result = loop {
-            let w = format.word(va, level);
+            let w = if padded { pad_w } else { format.word(va, level) };
             if level == 1 && !hinted {
                 let epoch = mem.table_epoch();
                 let h = &mut self.hints[(key as usize) & (HINTS - 1)];
@@ -294,9 +344,16 @@ impl Walker {
             if !direct {
                 cycles += self.reference(caches, (node << 12) + w * 8);
             }
-            let raw = mem.read_entry(slot, w);
-            debug_assert_eq!(raw, mem.read_u64((node << 12) + w * 8), "host slot out of step with the table");
-            let step = format.decode(raw, level, va, asid, &|k| mem.read_entry(slot, w + k as u64));
+            let w_node = w;
+            // The frame holding word `w` of a node of several frames, and the word in it.
+            let (es, w) = format.locate(level, slot, w);
+            let raw = mem.read_entry(es, w);
+            debug_assert_eq!(raw, mem.read_u64((node << 12) + w_node * 8), "host slot out of step with the table");
+            let mut step = format.decode(raw, level, va, asid, &|k| mem.read_entry(es, w + k as u64));
+            if padded && !matches!(step, Step::Next { .. }) {
+                // Past padding only a pointer serves.
+                step = Step::NotPresent;
+            }
             cycles += format.decode_cycles(raw, level) as u64;
             let leaf = matches!(step, Step::Leaf { .. });
             // The word the walk uses: a step down's pointer, else the entry's first.
@@ -305,18 +362,29 @@ impl Walker {
                 _ => w,
             };
             if step != Step::NotPresent {
-                let used = if uw == w { raw } else { mem.read_entry(slot, uw) };
+                let used = if uw == w { raw } else { mem.read_entry(es, uw) };
                 let new = format.used(used, leaf, is_write);
                 if new != used {
                     self.stats.accessed_updates += !format.is_accessed(used) as u64;
                     self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(used)) as u64;
-                    mem.write_linked(slot, uw, new);
+                    mem.write_linked(es, uw, new);
                 }
             }
             match step {
-                Step::NotPresent => break WalkResult::Fault { level },
+                Step::NotPresent => {
+                    if let Some(pw) = format.padding_word(va, level).filter(|_| !padded) {
+                        (padded, pad_w) = (true, pw);
+                        continue;
+                    }
+                    break WalkResult::Fault { level };
+                }
                 Step::Leaf { pfn_base, size } => {
+                    if level > 1 && format.psc_caches_entries(level) {
+                        self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
+                    }
                     let dirty = is_write || format.is_dirty(raw);
+                    // A 4 KiB translation from a leaf above level 1 (a GT-PDE).
+                    self.wide_leaves += (level > 1 && size == PageSize::Size4K) as u64;
                     break match large {
                         None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
                         Some(big) => {
@@ -328,14 +396,17 @@ impl Walker {
                 }
                 Step::LargeViaNext { node: next, size } => {
                     large = Some(size);
-                    slot = mem.entry_link(slot, w);
+                    slot = mem.entry_link(es, w);
                     node = next;
                     level -= 1;
                 }
                 Step::Next { node: next } => {
-                    let child = mem.entry_link(slot, uw);
+                    padded = false;
+                    let child = mem.entry_link(es, uw);
                     // A non-leaf entry read from memory: remember it in the PSC for this level.
-                    if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
+                    if format.psc_caches_entries(level) {
+                        self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
+                    } else if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
                         let p = &mut self.pscs[p as usize];
                         let key = p.key(va, asid);
                         let set = (key & p.set_mask) as u32;
@@ -387,15 +458,19 @@ impl Walker {
     /// Probe every PSC (each counts a lookup); the deepest hit gives the node,
     /// host slot and level the walk starts from.
     #[inline(never)]
-    fn probe_pscs(&mut self, va: u64, asid: Asid, root: u64, root_slot: u32) -> (u64, u32, u32) {
+    fn probe_pscs(&mut self, va: u64, asid: Asid, root: u64, root_slot: u32) -> ((u64, u32, u32), Option<(u8, u32)>) {
         let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
-        for p in self.pscs.iter_mut() {
+        let mut whole = None;
+        for (i, p) in self.pscs.iter_mut().enumerate() {
             p.stats.lookups += 1;
             let key = p.key(va, asid);
             let set = (key & p.set_mask) as u32;
             if let Some(s) = p.table.lookup(set, key) {
                 p.stats.hits += 1;
-                if p.level - 1 < level {
+                if !p.entries.is_empty() {
+                    // A whole entry: the walk decodes it (see `Walker::cached`).
+                    whole = Some((i as u8, s as u32));
+                } else if p.level - 1 < level {
                     let d = p.table.data(s);
                     node = d & PSC_PFN_MASK;
                     slot = (d >> PSC_SLOT_SHIFT) as u32;
@@ -403,7 +478,51 @@ impl Walker {
                 }
             }
         }
-        (node, slot, level)
+        ((node, slot, level), whole)
+    }
+
+    /// What the whole entry in slot `s` of PSC `i` says for `va`; a stale
+    /// one is dropped from the cache.
+    #[inline(never)]
+    fn cached<F: PageTableFormat>(&mut self, format: &F, (i, s): (u8, u32), va: u64, asid: Asid, is_write: bool) -> Cached {
+        let p = &mut self.pscs[i as usize];
+        let e = p.entries[s as usize];
+        let level = p.level;
+        let out = match format.decode(e.words[0], level, va, asid, &|k| e.words[k as usize]) {
+            Step::Next { node } => Cached::Node(node, e.links[format.table_word(va, level) as usize]),
+            Step::Leaf { pfn_base, size } if !is_write || format.is_dirty(e.words[0]) => {
+                Cached::Leaf(WalkResult::Translated { pfn_base, size, dirty: format.is_dirty(e.words[0]), node: e.node, level })
+            }
+            _ => Cached::Stale,
+        };
+        if matches!(out, Cached::Stale) {
+            p.table.invalidate_slot(s as usize);
+        }
+        out
+    }
+
+    /// Keep the entry at word `w` of the node in host slot `es` (read by
+    /// this walk at `level`; its first word is now `w0`) whole in the PSC of
+    /// that level, when that PSC holds whole entries.
+    #[inline(never)]
+    fn fill_whole(&mut self, level: u32, va: u64, asid: Asid, mem: &PhysMem, (es, w): (u32, u64), w0: u64, node: u32) {
+        let Some(&i) = self.psc_at.get(level as usize).filter(|&&i| i != NO_PSC) else { return };
+        let p = &mut self.pscs[i as usize];
+        if p.entries.is_empty() {
+            return;
+        }
+        let key = p.key(va, asid);
+        let set = (key & p.set_mask) as u32;
+        let two = p.whole_words == 2;
+        let e = CachedEntry {
+            words: [w0, if two { mem.read_entry(es, w + 1) } else { 0 }],
+            links: [mem.entry_link(es, w), if two { mem.entry_link(es, w + 1) } else { 0 }],
+            node,
+        };
+        p.table.insert_after_miss(set, key, 0);
+        let s = p.table.probe(set, key).expect("just inserted");
+        p.entries[s] = e;
+        p.stats.fills += 1;
     }
 
     /// The host slot of the leaf node a walk for `va` reaches, when it is
@@ -481,6 +600,9 @@ impl Walker {
             let i = size.index();
             v.counter(LEAF_NAMES[i], self.leaves[i], "walks", LEAF_DESCS[i]);
         }
+        if matches!(self.format, AnyFormat::GtPde(_)) {
+            v.counter("leaves_gt", self.wide_leaves, "walks", "completed walks that ended at a GT-PDE (counted in leaves_4k too)");
+        }
     }
 
     /// Completed walks that found a leaf of `size`.
@@ -505,7 +627,12 @@ fn leaf_index<F: PageTableFormat>(format: &F) -> (u32, u64, u64) {
 /// one cached pointer leads to (less than the entry's range when an entry
 /// holds several pointers).
 fn psc_shift<F: PageTableFormat>(format: &F, level: u32) -> u32 {
-    format.node_shift(level - 1)
+    if format.psc_caches_entries(level) {
+        // A whole entry is tagged by the range it covers.
+        format.level_shift(level)
+    } else {
+        format.node_shift(level - 1)
+    }
 }
 
 fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>> {
@@ -520,6 +647,7 @@ fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>>
                 &Geometry { sets, ways, seed: crate::rng::sub_seed(seed, &path) },
                 &format!("{path}.replacement"),
             )?;
+            let whole = format.psc_caches_entries(level);
             v.push(Psc {
                 name,
                 level,
@@ -528,7 +656,15 @@ fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>>
                 set_mask: (sets - 1) as u64,
                 latency: p.latency,
                 stats: PscStats::default(),
+                entries: if whole { vec![CachedEntry::default(); (sets * ways) as usize] } else { Vec::new() },
+                whole_words: format.level_entry_words(level).min(2),
             });
+            if whole && format.level_entry_words(level) > 2 {
+                return Err(crate::error::Error::config(
+                    format!("mmu.psc.{name}"),
+                    "a PSC holds whole entries of at most two words; this page-table format's are wider",
+                ));
+            }
         }
     }
     Ok(v)
@@ -536,3 +672,5 @@ fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>>
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod gt_tests;

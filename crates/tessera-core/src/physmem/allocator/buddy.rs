@@ -7,7 +7,8 @@
 //! the smallest order that is at least `order` and splits it, returning the
 //! upper halves to the free sets; `free` merges a block with its buddy while the
 //! buddy is free, so the free sets are always fully merged. `reserve(pfn)`
-//! takes one specific free frame (used to pre-fragment memory).
+//! takes one specific free frame (used to pre-fragment memory);
+//! `reserve_block(pfn, order)` one specific free aligned block (GTSM's B-blocks).
 //! ## Paper
 //! Knowlton, "A fast storage allocator" (CACM 1965); Linux `mm/page_alloc.c`.
 //! Used as the baseline allocator by every paper reproduced here.
@@ -50,13 +51,15 @@ const ORDERS: usize = MAX_ORDER as usize + 1;
 
 /// A set of block indices as a bitmap with summary levels: bit `i` of level
 /// `k + 1` is set iff word `i` of level `k` is non-zero. The top level is one word.
+/// Shared with the GTSM slice map (`physmem::slices`), which keeps its
+/// eligible slices in one.
 #[derive(Clone)]
-struct BitSet {
+pub(crate) struct BitSet {
     levels: Vec<Vec<u64>>,
 }
 
 impl BitSet {
-    fn new(len: u64) -> Self {
+    pub(crate) fn new(len: u64) -> Self {
         let mut levels = Vec::new();
         let mut words = len.div_ceil(64).max(1);
         loop {
@@ -70,12 +73,12 @@ impl BitSet {
     }
 
     #[inline]
-    fn contains(&self, i: u64) -> bool {
+    pub(crate) fn contains(&self, i: u64) -> bool {
         self.levels[0].get((i >> 6) as usize).is_some_and(|w| (w >> (i & 63)) & 1 != 0)
     }
 
     #[inline]
-    fn insert(&mut self, mut i: u64) {
+    pub(crate) fn insert(&mut self, mut i: u64) {
         for level in self.levels.iter_mut() {
             let w = &mut level[(i >> 6) as usize];
             let was_empty = *w == 0;
@@ -88,7 +91,7 @@ impl BitSet {
     }
 
     #[inline]
-    fn remove(&mut self, mut i: u64) {
+    pub(crate) fn remove(&mut self, mut i: u64) {
         for level in self.levels.iter_mut() {
             let w = &mut level[(i >> 6) as usize];
             *w &= !(1 << (i & 63));
@@ -101,7 +104,7 @@ impl BitSet {
 
     /// Smallest member.
     #[inline]
-    fn first(&self) -> Option<u64> {
+    pub(crate) fn first(&self) -> Option<u64> {
         let mut i = 0u64;
         for level in self.levels.iter().rev() {
             let w = level[i as usize];
@@ -113,7 +116,7 @@ impl BitSet {
         Some(i)
     }
 
-    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.levels[0].iter().enumerate().filter(|(_, &w)| w != 0).flat_map(|(wi, &w)| {
             let mut rest = w;
             std::iter::from_fn(move || {
@@ -127,7 +130,7 @@ impl BitSet {
     }
 
     /// Summary levels agree with the level below.
-    fn check(&self) -> std::result::Result<(), String> {
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
         for k in 1..self.levels.len() {
             for (i, &w) in self.levels[k - 1].iter().enumerate() {
                 let bit = (self.levels[k][i >> 6] >> (i & 63)) & 1 != 0;
@@ -227,23 +230,32 @@ impl Buddy {
     /// Take one specific free frame out of the free pool, splitting the block that
     /// holds it. Returns false (and changes nothing) when the frame is not free.
     pub fn reserve(&mut self, pfn: Pfn) -> bool {
-        if pfn.0 >= self.capacity_frames {
+        self.reserve_block(pfn, 0)
+    }
+
+    /// Take the free, naturally aligned block of 2^order frames at `pfn` out
+    /// of the free pool, splitting the larger free block that holds it (a
+    /// block is wholly free iff one free block of its order or above
+    /// contains it: the free sets are fully merged). False, and no change,
+    /// when it is misaligned, runs past capacity or is not wholly free.
+    pub fn reserve_block(&mut self, pfn: Pfn, order: u32) -> bool {
+        if order > MAX_ORDER || pfn.0 & ((1u64 << order) - 1) != 0 || pfn.0 + (1u64 << order) > self.capacity_frames {
             return false;
         }
-        let Some((mut start, mut order)) = self.free_block_containing(pfn.0) else {
+        let Some((mut start, mut o)) = (order..=MAX_ORDER).map(|o| (pfn.0 >> o << o, o)).find(|&(start, o)| self.is_free_block(start, o)) else {
             return false;
         };
-        self.take(start, order);
-        while order > 0 {
-            order -= 1;
+        self.take(start, o);
+        while o > order {
+            o -= 1;
             self.stats.splits += 1;
-            let half = 1u64 << order;
+            let half = 1u64 << o;
             // Keep descending into the half holding `pfn`; the other half stays free.
             if pfn.0 >= start + half {
-                self.push(start, order);
+                self.push(start, o);
                 start += half;
             } else {
-                self.push(start + half, order);
+                self.push(start + half, o);
             }
         }
         debug_assert_eq!(start, pfn.0);
@@ -300,6 +312,10 @@ impl FrameAllocator for Buddy {
 
     fn reserve(&mut self, pfn: Pfn) -> bool {
         Buddy::reserve(self, pfn)
+    }
+
+    fn reserve_block(&mut self, pfn: Pfn, order: u32) -> bool {
+        Buddy::reserve_block(self, pfn, order)
     }
 
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor) {
@@ -522,6 +538,100 @@ mod tests {
             prop_assert_eq!(b.largest_free_order(), r.largest_free_order());
         }
         Ok(())
+    }
+
+    /// A buddy that takes blocks through the trait's default
+    /// `reserve_block` (frame by frame), to check the override against.
+    struct FrameByFrame(Buddy);
+
+    impl FrameAllocator for FrameByFrame {
+        fn alloc(&mut self, order: u32) -> Option<Pfn> {
+            self.0.alloc(order)
+        }
+        fn free(&mut self, pfn: Pfn, order: u32) {
+            self.0.free(pfn, order)
+        }
+        fn free_frames(&self) -> u64 {
+            self.0.free_frames()
+        }
+        fn largest_free_order(&self) -> Option<u32> {
+            self.0.largest_free_order()
+        }
+        fn reserve(&mut self, pfn: Pfn) -> bool {
+            self.0.reserve(pfn)
+        }
+        fn check_invariants(&self) -> std::result::Result<(), String> {
+            self.0.check_invariants()
+        }
+    }
+
+    #[test]
+    fn reserve_block_takes_an_aligned_free_block_or_nothing() {
+        let mut b = Buddy::new(1024);
+        assert!(!b.reserve_block(Pfn(8), 4), "misaligned");
+        assert!(!b.reserve_block(Pfn(1024), 0), "beyond capacity");
+        assert!(!b.reserve_block(Pfn(0), 11), "runs past capacity");
+        assert!(b.reserve_block(Pfn(256), 5));
+        assert!(!b.reserve_block(Pfn(256), 3), "taken");
+        assert!(!b.reserve_block(Pfn(256 - 32), 6), "partly taken");
+        assert_eq!(b.free_frames(), 1024 - 32);
+        assert_eq!(b.stats().splits, 5, "1024 split down to 32");
+        b.check_invariants().unwrap();
+        b.free(Pfn(256), 5);
+        assert_eq!(blocks(&b), vec![(0, 10)]);
+    }
+
+    proptest! {
+        #[test]
+        fn reserve_block_matches_the_frame_by_frame_default(
+            cap in 1u64..3000,
+            ops in prop::collection::vec(
+                prop_oneof![
+                    3 => (0u32..=8).prop_map(|o| (0, o as u64, o)),
+                    2 => any::<u64>().prop_map(|i| (1, i, 0)),
+                    4 => (0u64..3100, 0u32..=9).prop_map(|(p, o)| (2, p >> o << o, o)),
+                ],
+                1..80,
+            ),
+        ) {
+            let mut fast = Buddy::new(cap);
+            let mut slow = FrameByFrame(Buddy::new(cap));
+            let mut r = RefFrames::new(cap);
+            let mut live: Vec<(Pfn, u32)> = Vec::new();
+            for (kind, x, o) in ops {
+                match kind {
+                    0 => {
+                        let got = fast.alloc(o);
+                        prop_assert_eq!(got, slow.alloc(o));
+                        if let Some(p) = got {
+                            prop_assert!(r.alloc_at(p, o));
+                            live.push((p, o));
+                        }
+                    }
+                    1 if !live.is_empty() => {
+                        let (p, o) = live.swap_remove((x % live.len() as u64) as usize);
+                        fast.free(p, o);
+                        slow.free(p, o);
+                        r.free(p, o);
+                    }
+                    2 => {
+                        let p = Pfn(x);
+                        let want = r.is_free_range(p, o);
+                        prop_assert_eq!(fast.reserve_block(p, o), want, "block {:?}/{}", p, o);
+                        prop_assert_eq!(slow.reserve_block(p, o), want);
+                        if want {
+                            prop_assert!(r.alloc_at(p, o));
+                            live.push((p, o));
+                        }
+                    }
+                    _ => {}
+                }
+                fast.check_invariants().map_err(TestCaseError::fail)?;
+                slow.check_invariants().map_err(TestCaseError::fail)?;
+                prop_assert_eq!(blocks(&fast), blocks(&slow.0));
+                prop_assert_eq!(fast.free_frames(), r.free_frames());
+            }
+        }
     }
 
     proptest! {

@@ -15,6 +15,10 @@
 //!   whatever free block holds it) and returns true; it returns false and changes
 //!   nothing when `pfn` is not free or beyond capacity. Reserved frames are owned
 //!   by the caller like allocated ones (used to pin frames for pre-fragmentation).
+//! - `reserve_block(pfn, order)` does the same for the naturally aligned block
+//!   of `2^order` frames at `pfn`, all or nothing (GTSM slice grants take
+//!   B-blocks with it). The default reserves frame by frame and gives the
+//!   frames back if one is not free.
 //! - `check_invariants()` verifies internal consistency (tests call it after
 //!   every operation).
 //! - `alloc_page(req)` places a data page: the request says which page of
@@ -118,6 +122,21 @@ pub trait FrameAllocator {
     fn free_frames(&self) -> u64;
     fn largest_free_order(&self) -> Option<u32>;
     fn reserve(&mut self, pfn: Pfn) -> bool;
+    /// Take the free aligned block of 2^order frames at `pfn` (see the contract).
+    fn reserve_block(&mut self, pfn: Pfn, order: u32) -> bool {
+        if order > MAX_ORDER || pfn.0 & ((1u64 << order) - 1) != 0 {
+            return false;
+        }
+        for i in 0..1u64 << order {
+            if !self.reserve(Pfn(pfn.0 + i)) {
+                for j in 0..i {
+                    self.free(Pfn(pfn.0 + j), 0);
+                }
+                return false;
+            }
+        }
+        true
+    }
     fn check_invariants(&self) -> Result<(), String>;
 
     /// Frames for the data page `req` (see the contract above).
