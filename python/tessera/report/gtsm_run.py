@@ -46,8 +46,8 @@ def tables(runs: Mapping[str, pd.DataFrame], scale: str) -> dict[str, pd.DataFra
     :func:`gtsm_study.label_runs`)."""
     main = runs["main"]
     ipc = gs.fig13_ipc(main)
-    retired = pd.concat([main, runs["retired"]], ignore_index=True)
-    beyond = pd.concat([runs["retired"], runs["beyond"]], ignore_index=True)
+    retired = pd.concat([main, runs["retired"]], ignore_index=True).copy()
+    beyond = pd.concat([runs["retired"], runs["beyond"]], ignore_index=True).copy()
     return {
         "workloads": gs.workload_table(main, scale),
         "fig11_pte_refs": gs.fig11_pte_refs(main),

@@ -89,11 +89,11 @@ MIB = 1 << 20
 WORKLOADS = tuple(paper.WORKLOAD_NAMES)
 
 #: The GT-PDE modes (GTPTCR modes of the paper's Table 3) and the virtual
-#: bytes one GT superpage of each maps (a P-GT-PDE entry maps two
-#: superpages of half the size, each counted as one GT superpage).
+#: bytes one PD entry of each maps (a P-GT-PDE entry maps two superpages
+#: of half the mode's size).
 GT_MODES = ("gt_pde_4m", "gt_pde_2m", "gt_pde_1m", "p_gt_pde_2m", "p_gt_pde_4m")
-SUPERPAGE_BYTES = {"gt_pde_4m": 4 * MIB, "gt_pde_2m": 2 * MIB, "gt_pde_1m": 1 * MIB,
-                   "p_gt_pde_2m": 1 * MIB, "p_gt_pde_4m": 2 * MIB}
+ENTRY_BYTES = {"gt_pde_4m": 4 * MIB, "gt_pde_2m": 2 * MIB, "gt_pde_1m": 1 * MIB,
+               "p_gt_pde_2m": 2 * MIB, "p_gt_pde_4m": 4 * MIB}
 #: GT-PDE translation cycles beyond a PDE's reference (§3.5: +3).
 DECODE = 3
 #: A slice hosts a GT-PDE with at least this many usable B-blocks of 64 (§3.8, "more than half").
@@ -433,7 +433,9 @@ def _pki(g: pd.DataFrame, col: str) -> float:
 
 
 def _ipc(df: pd.DataFrame) -> pd.DataFrame:
-    return df.assign(ipc=df["core.ipc"].astype(float))
+    out = df.copy()  # consolidated: the sweeps' frames have hundreds of columns
+    out["ipc"] = out["core.ipc"].astype(float)
+    return out
 
 
 # ------------------------------------------------------------------ Fig. 11
@@ -652,7 +654,8 @@ def fig15_size(size: pd.DataFrame) -> pd.DataFrame:
 def _against(df: pd.DataFrame, base: pd.DataFrame, key: str) -> pd.DataFrame:
     """Per workload and ``key`` value: IPC against the ``base`` runs of the
     same workload and seed (% change, mean and 95 % interval)."""
-    d = _ipc(pd.concat([df, base], ignore_index=True))
+    cols = ["workload", "seed", key, "core.ipc"]
+    d = _ipc(pd.concat([df[cols].assign(_base=False), base[cols].assign(_base=True)], ignore_index=True))
     rows = []
     for w in _order(d["workload"]):
         m = d[d["workload"] == w]
@@ -668,22 +671,20 @@ def _against(df: pd.DataFrame, base: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def fig16_decode(decode: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
     """Fig. 16: GT-PDE-4MB's IPC with 3–6 decode cycles, as % change against 3."""
-    base = main[main["design"] == "gt_pde_4m"].assign(_base=True)
-    return _against(decode.assign(_base=False), base, "decode")
+    return _against(decode, main[main["design"] == "gt_pde_4m"], "decode")
 
 
 def fig17_pde(pde: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
     """Fig. 17: GT-PDE-4MB's IPC with larger PDE caches, as % change against 32 entries."""
-    base = main[main["design"] == "gt_pde_4m"].assign(_base=True)
-    return _against(pde.assign(_base=False), base, "pde_entries")
+    return _against(pde, main[main["design"] == "gt_pde_4m"], "pde_entries")
 
 
 def fig18_coalescing(coal: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
     """Fig. 18: IPC gain over plain 4 KiB of 4 KiB with an 8×/32× coalescing
     L2 TLB and of GT-PDE-4MB (same workload and seed)."""
-    base = main[main["design"] == "4k"].assign(_base=True)
-    other = pd.concat([coal, main[main["design"] == "gt_pde_4m"]], ignore_index=True).assign(_base=False)
-    out = _against(other, base, "design")
+    cols = ["workload", "seed", "design", "core.ipc"]
+    other = pd.concat([coal[cols], main[main["design"] == "gt_pde_4m"][cols]], ignore_index=True)
+    out = _against(other, main[main["design"] == "4k"], "design")
     return out
 
 
@@ -691,16 +692,20 @@ def fig18_coalescing(coal: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
 
 
 def superpage_bytes(r: Mapping[str, Any], design: str) -> float:
-    """Bytes mapped by superpages in one run: GT superpages of the run's mode,
-    or 2 MiB pages."""
-    if design in SUPERPAGE_BYTES:
-        return _f(r, "os.gt_superpages") * SUPERPAGE_BYTES[design]
-    return _f(r, "os.pages_2m") * 2 * MIB if not np.isnan(_f(r, "os.pages_2m")) else 0.0
+    """Bytes mapped by superpages at the end of one run: GT-PDE entries
+    (``pagetable.mappings_gt``, a gauge) × the bytes one entry of the run's
+    mode maps, or 2 MiB leaves. (The OS's ``os.gt_superpages`` and
+    ``os.pages_*`` count only the measured phase, and the warm-up maps most
+    of the footprint.)"""
+    if design in ENTRY_BYTES:
+        return _f(r, "pagetable.mappings_gt") * ENTRY_BYTES[design]
+    v = _f(r, "pagetable.mappings_2m")
+    return 0.0 if np.isnan(v) else v * 2 * MIB
 
 
 def touched_bytes(r: Mapping[str, Any], design: str) -> float:
-    """Bytes the run mapped: 4 KiB pages plus superpages."""
-    return _f(r, "os.pages_4k") * 4096 + superpage_bytes(r, design)
+    """Bytes mapped at the end of the run: 4 KiB leaves plus superpages."""
+    return _f(r, "pagetable.mappings_4k") * 4096 + superpage_bytes(r, design)
 
 
 def retired_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -733,10 +738,12 @@ def beyond_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Clustered against uniform retired pages at :data:`BEYOND_FRACTION`:
     per workload and design, the superpage share and IPC gain over 4 KiB
     under each model (``retired_kind``)."""
-    df = runs[np.isclose(runs["fraction"].astype(float), BEYOND_FRACTION)]
+    df = runs[np.isclose(runs["fraction"].astype(float), BEYOND_FRACTION)].copy()
     parts = []
     for kind, g in df.groupby("retired_kind", sort=False):
-        t = retired_table(g.assign(retired_kind="uniform")).reset_index()
+        g = g.copy()
+        g["retired_kind"] = "uniform"  # each model on its own: its rows are what retired_table reads
+        t = retired_table(g).reset_index()
         t["model"] = kind
         parts.append(t)
     if not parts:
