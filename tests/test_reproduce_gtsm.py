@@ -88,6 +88,9 @@ def _row(workload: str, design: str, seed: int, *, ipc: float, walks: float = 10
         "walker.walks": walks, "walker.cycles": walks * cpw,
         "walker.refs_l1d": 0.0, "walker.refs_l2": refs * (0.9 - dram), "walker.refs_llc": refs * 0.1,
         "walker.refs_dram": refs * dram, "mmu.l2_tlb.misses": walks,
+        "core.translation_stall_cycles": walks * cpw + 7 * walks, "core.data_stall_cycles": ins / ipc - ins
+        - walks * cpw - 7 * walks,
+        "physmem.retired.clean_blocks_2m": (800.0 if kind == "uniform" else 7000.0) if kind != "none" else None,
         "pagetable.mappings_4k": pages_4k, "pagetable.mappings_2m": superpages if design == "thp" else 0.0,
         "pagetable.mappings_gt": superpages if design in gs.ENTRY_BYTES else 0.0,
         "config.pagetable.format.kind": fmt["kind"],
@@ -246,8 +249,10 @@ def test_retired_shows_thp_collapsing_and_gtsm_keeping_superpages(made: dict[str
     assert thp.loc[("gups", 0.0), "superpage_pct"] > thp.loc[("gups", 0.02), "superpage_pct"]
     assert rt.loc[("gups", "thp", 0.005), "paper_capacity_pct"] == pytest.approx(7.68)
     s = " ".join(prose.retired_findings(rt))
-    assert "**ideal 2 MiB (THP)** maps with superpages" in s and "clean 2 MB blocks 7.7 %" in s
-    assert "**GT-PDE-4MB** maps" in s and "capacity share 50.0 %" in s
+    assert "**ideal 2 MiB (THP)** maps with superpages" in s and "(Fig. 3: 7.7 % of 2 MB blocks clean)" in s
+    assert "**GT-PDE-4MB** maps" in s and "(Fig. 14: 50.0 % of capacity usable)" in s
+    # THP at 2 % maps nothing: its runs are 4 KiB's, said as identical rather than noise.
+    assert "identical to 4 KiB on 9 (no superpage mapped)" in s
     bt = made["beyond"]
     assert set(bt.index.get_level_values(2)) == {"uniform", "clustered"}
     assert "clustered: superpages" in " ".join(prose.beyond_findings(bt))
@@ -332,3 +337,22 @@ def test_tiny_runs_map_gt_superpages_and_walks_end_at_gt_pdes(tiny: Path) -> Non
 def test_rerun_reuses_the_store(tiny: Path) -> None:
     r = tessera.reproduce("gtsm", out=tiny, scale="tiny", jobs=1)
     assert r.timing["computed"] == 0 and r.timing["already_stored"] == r.timing["runs"]
+
+
+def test_ideal_gap_splits_the_extra_cycles_into_walks_probes_and_data(made: dict[str, pd.DataFrame]) -> None:
+    gap = made["ideal_gap"]
+    assert list(gap.index) == list(gs.WORKLOADS)
+    total = gap["walk_pct"] + gap["tlb_pct"] + gap["data_pct"]
+    assert (abs(total.dropna() - 100.0) < 1e-6).all()  # the base CPI's cycles are the same for both
+    assert math.isnan(total["setcover"])  # no gap (GT-PDE-4MB as fast as ideal here): no shares
+    assert gap.loc["gups", "gap_pct"] == pytest.approx(100 * (1.55 / 1.5 - 1))
+    assert "more cycles than ideal 2 MiB pages" in " ".join(prose.ideal_gap_findings(gap))
+
+
+def test_retired_says_whether_the_clean_blocks_hold_the_footprint(made: dict[str, pd.DataFrame]) -> None:
+    rt = made["retired"]
+    assert set(rt.index.get_level_values(1)) == {"4k", "thp", "gt_pde_4m"}  # the retired sweep's designs only
+    assert rt.loc[("gups", "thp", 0.005), "clean_2m_mib"] == pytest.approx(1600.0)
+    s = " ".join(prose.retired_findings(rt))
+    assert "at 0.5 % retired 1600 MiB of memory lies in clean 2 MiB blocks" in s
+    assert "THP maps 0 of 9 workloads entirely with 2 MiB pages" in s

@@ -55,6 +55,7 @@ def tables(runs: Mapping[str, pd.DataFrame], scale: str) -> dict[str, pd.DataFra
         "fig13_ipc": ipc,
         "fig13_summary": gs.fig13_summary(ipc),
         "fig13_claims": gs.fig13_claims(ipc),
+        "ideal_gap": gs.ideal_gap(main),
         "fig15_size": gs.fig15_size(runs["size"]),
         "fig16_decode": gs.fig16_decode(runs["decode"], main),
         "fig17_pde": gs.fig17_pde(runs["pde"], main),

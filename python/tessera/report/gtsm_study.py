@@ -66,6 +66,7 @@ __all__ = [
     "fig13_ipc",
     "fig13_summary",
     "fig13_claims",
+    "ideal_gap",
     "fig15_size",
     "fig16_decode",
     "fig17_pde",
@@ -531,6 +532,36 @@ def fig13_ipc(main: pd.DataFrame, base: str = "4k") -> pd.DataFrame:
     return _sorted(pd.DataFrame(rows), ["workload", "design"])
 
 
+def ideal_gap(main: pd.DataFrame, design: str = "gt_pde_4m") -> pd.DataFrame:
+    """Per workload: the cycles ``design`` spends beyond ideal 2 MiB (% of
+    ideal's), and the shares (%) of that difference in walk cycles
+    (``walker.cycles``), the rest of translation (L2 TLB probes:
+    ``core.translation_stall_cycles`` − ``walker.cycles``) and data stalls
+    (``core.data_stall_cycles``); means over seeds. The base CPI's cycles
+    are the same for both (same instructions)."""
+    rows = []
+    for w in _order(main["workload"]):
+        m = main[main["workload"] == w]
+        a, b = m[m["design"] == design], m[m["design"] == "thp"]
+        if not len(a) or not len(b):
+            continue
+
+        def mean(g: pd.DataFrame, col: str) -> float:
+            return float(g[col].astype(float).mean())
+
+        diff = mean(a, "core.cycles") - mean(b, "core.cycles")
+        walk = mean(a, "walker.cycles") - mean(b, "walker.cycles")
+        tlb = (mean(a, "core.translation_stall_cycles") - mean(a, "walker.cycles")
+               - mean(b, "core.translation_stall_cycles") + mean(b, "walker.cycles"))
+        data = mean(a, "core.data_stall_cycles") - mean(b, "core.data_stall_cycles")
+        share = (lambda x: 100.0 * x / diff) if diff else (lambda x: float("nan"))
+        rows.append({"workload": w, "gap_pct": 100.0 * diff / mean(b, "core.cycles"), "walk_pct": share(walk),
+                     "tlb_pct": share(tlb), "data_pct": share(data),
+                     "l2_tlb_mpki": _pki(a, "mmu.l2_tlb.misses"), "l2_tlb_mpki_ideal": _pki(b, "mmu.l2_tlb.misses")})
+    return pd.DataFrame(rows).set_index("workload") if rows else pd.DataFrame(
+        columns=["gap_pct", "walk_pct", "tlb_pct", "data_pct", "l2_tlb_mpki", "l2_tlb_mpki_ideal"])
+
+
 def _geomean(x: Sequence[float]) -> float:
     v = np.asarray([float(a) for a in x if not np.isnan(float(a)) and float(a) > 0])
     return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
@@ -710,11 +741,16 @@ def touched_bytes(r: Mapping[str, Any], design: str) -> float:
 
 def retired_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Per workload, design and retired fraction (the main sweep's runs at
-    0): the share of touched bytes mapped by superpages (%), IPC gain over
+    0, of the designs run with retired pages): the share of touched bytes
+    mapped by superpages (%), the touched MiB, the MiB of memory in clean
+    2 MiB blocks (``physmem.retired.clean_blocks_2m``), IPC gain over
     4 KiB at the same fraction and seed (mean and 95 % interval), walks per
     1000 instructions, the paper's Fig. 14 capacity share and Fig. 3's
     clean-2 MB probability at that fraction."""
     df = _ipc(runs[runs["retired_kind"].isin(["none", "uniform"])])
+    # Only the designs run with retired pages (at 0 the main sweep has every design).
+    swept = set(df[df["fraction"] > 0]["design"]) or set(df["design"])
+    df = df[df["design"].isin(swept)]
     rows = []
     for (w, f), m in df.groupby(["workload", "fraction"], sort=False):
         b = _by_seed(m, "4k", "ipc")
@@ -725,8 +761,11 @@ def retired_table(runs: pd.DataFrame) -> pd.DataFrame:
             v = _by_seed(m, d, "ipc")
             gain, lo, hi = _paired_ratio(v, b) if len(b) else (np.nan,) * 3
             paper_share = paper.FIG14_SHARE.get(d, {}).get(round(float(f), 4), np.nan) if f > 0 else np.nan
+            clean = (g["physmem.retired.clean_blocks_2m"].astype(float).mean() * 2
+                     if "physmem.retired.clean_blocks_2m" in g and f > 0 else np.nan)
             rows.append({"workload": w, "design": d, "fraction": float(f), "superpage_pct": float(np.nanmean(share))
-                         if share else np.nan, "gain": gain, "gain_lo": lo, "gain_hi": hi,
+                         if share else np.nan, "touched_mib": float(np.mean([touched_bytes(r, d) for _, r in g.iterrows()]))
+                         / MIB, "clean_2m_mib": clean, "gain": gain, "gain_lo": lo, "gain_hi": hi,
                          "walks_pki": _pki(g, "walker.walks"),
                          "refusals": float(g["physmem.slices.refusals"].astype(float).mean())
                          if "physmem.slices.refusals" in g else np.nan,
