@@ -249,7 +249,7 @@ def test_retired_shows_thp_collapsing_and_gtsm_keeping_superpages(made: dict[str
     assert thp.loc[("gups", 0.0), "superpage_pct"] > thp.loc[("gups", 0.02), "superpage_pct"]
     assert rt.loc[("gups", "thp", 0.005), "paper_capacity_pct"] == pytest.approx(7.68)
     s = " ".join(prose.retired_findings(rt))
-    assert "**ideal 2 MiB (THP)** maps with superpages" in s and "(Fig. 3: 7.7 % of 2 MB blocks clean)" in s
+    assert "**THP (2 MiB)** maps with superpages" in s and "(Fig. 3: 7.7 % of 2 MB blocks clean)" in s
     assert "**GT-PDE-4MB** maps" in s and "(Fig. 14: 50.0 % of capacity usable)" in s
     # THP at 2 % maps nothing: its runs are 4 KiB's, said as identical rather than noise.
     assert "identical to 4 KiB on 9 (no superpage mapped)" in s

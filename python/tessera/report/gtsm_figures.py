@@ -181,7 +181,7 @@ def retired_share(t: pd.DataFrame, out_dir: Path) -> list[Path]:
             xs = sorted(cap)
             ax.plot([100 * x for x in xs], [100 * cap[x] for x in xs], "--", color="#777777", lw=1,
                     label="paper Fig. 14 (capacity)")
-        ax.set_title(_label(d), fontsize=9)
+        ax.set_title(gs.RETIRED_LABEL.get(d, d), fontsize=9)
         ax.set_xlabel("retired pages (%)")
         ax.set_ylim(-5, 105)
         ax.grid(alpha=0.3)

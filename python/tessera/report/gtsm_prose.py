@@ -342,7 +342,7 @@ def retired_findings(rt: pd.DataFrame) -> list[str]:
                        else f" (Fig. 14: {num(100 * cap, 1)} % of capacity usable)")
             parts.append(f"{span(float(v.min()), float(v.max()), 0)} at {num(100 * f, 1)} % retired{ref}")
         if parts:
-            out.append(f"**{gs.DESIGN_LABEL.get(d, d)}** maps with superpages " + _list(parts)
+            out.append(f"**{gs.RETIRED_LABEL.get(d, d)}** maps with superpages " + _list(parts)
                        + " of the touched bytes (ranges over workloads).")
         if d == "thp" and "clean_2m_mib" in sub:
             said = []
@@ -370,7 +370,7 @@ def retired_findings(rt: pd.DataFrame) -> list[str]:
                     f"a loss on {c['loss']}"]
             if c["identical"]:
                 tail.append(f"identical to 4 KiB on {c['identical']} (no superpage mapped)")
-            out.append(f"{gs.DESIGN_LABEL.get(d, d)}'s IPC gain over 4 KiB goes from "
+            out.append(f"{gs.RETIRED_LABEL.get(d, d)}'s IPC gain over 4 KiB goes from "
                        f"{span(float(g0.min()), float(g0.max()))} at {num(100 * lo_f, 1)} % retired to "
                        f"{span(float(g1['gain'].min()), float(g1['gain'].max()))} at {num(100 * hi_f, 1)} % (there: "
                        + ", ".join(tail) + ").")
@@ -390,7 +390,7 @@ def beyond_findings(bt: pd.DataFrame) -> list[str]:
             v = sub.xs(m, level="model")
             parts.append(f"{m}: superpages {span(float(v['superpage_pct'].min()), float(v['superpage_pct'].max()), 0)}"
                          f" of the touched bytes, IPC gain {span(float(v['gain'].min()), float(v['gain'].max()))}")
-        out.append(f"**{gs.DESIGN_LABEL.get(d, d)}** at {num(100 * gs.BEYOND_FRACTION, 1)} % retired: "
+        out.append(f"**{gs.RETIRED_LABEL.get(d, d)}** at {num(100 * gs.BEYOND_FRACTION, 1)} % retired: "
                    + "; ".join(parts) + ".")
     if "clean_2m_mib" in bt and len(bt):
         clean = bt.groupby(level="model")["clean_2m_mib"].mean()

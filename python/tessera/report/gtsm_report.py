@@ -265,7 +265,7 @@ def _retired(t: Mapping[str, pd.DataFrame]) -> list[Block]:
     rt = t["retired"]
     fr = sorted(set(float(f) for f in rt.index.get_level_values(2))) if len(rt) else []
     fracs = ", ".join(f"{100 * f:g}" for f in fr) + " %" if fr else "several fractions"
-    rows = [[w, _label(d), f"{100 * f:g}", fmt(r["touched_mib"], 0), fmt(r["clean_2m_mib"], 0),
+    rows = [[w, gs.RETIRED_LABEL.get(d, d), f"{100 * f:g}", fmt(r["touched_mib"], 0), fmt(r["clean_2m_mib"], 0),
              fmt(r["superpage_pct"], 1), fmt(r["paper_capacity_pct"], 1),
              "—" if d == "4k" else prose.gain_text(r["gain"], r["gain_lo"], r["gain_hi"]), fmt(r["walks_pki"], 2)]
             for (w, d, f), r in rt.iterrows()]
@@ -289,7 +289,7 @@ def _retired(t: Mapping[str, pd.DataFrame]) -> list[Block]:
 
 def _beyond(t: Mapping[str, pd.DataFrame]) -> list[Block]:
     bt = t["beyond"]
-    rows = [[w, _label(d), m, fmt(r["clean_2m_mib"], 0), fmt(r["superpage_pct"], 1),
+    rows = [[w, gs.RETIRED_LABEL.get(d, d), m, fmt(r["clean_2m_mib"], 0), fmt(r["superpage_pct"], 1),
              "—" if d == "4k" else prose.gain_text(r["gain"], r["gain_lo"], r["gain_hi"]), fmt(r["walks_pki"], 2)]
             for (w, d, m), r in bt.iterrows()]
     c = gs.BEYOND_CLUSTER

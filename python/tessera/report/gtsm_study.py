@@ -117,6 +117,8 @@ DESIGNS: dict[str, dict[str, Any]] = {
 }
 DESIGN_LABEL = {"4k": "4 KiB", "gt_pde_4m": "GT-PDE-4MB", "gt_pde_2m": "GT-PDE-2MB", "gt_pde_1m": "GT-PDE-1MB",
                 "p_gt_pde_2m": "P-GT-PDE-2MB", "p_gt_pde_4m": "P-GT-PDE-4MB", "thp": "ideal 2 MiB (THP)"}
+#: With retired pages THP is no longer the ideal: it is named for what it is.
+RETIRED_LABEL = {**DESIGN_LABEL, "thp": "THP (2 MiB)"}
 
 #: Retired fractions (0 is the main sweep's runs).
 FRACTIONS = (0.0, 0.005, 0.01, 0.02)
