@@ -186,6 +186,10 @@ COMMANDS: dict[str, Check] = {
     "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k --set "
     "physmem.retired=none": Run(),
     "tessera gtsm montecarlo --figure fig14 --json": Run(small=(("--json", "--json --slices 1000"),)),
+    "tessera run --preset gtsm_ptlsim --set physmem.capacity=4GiB --set pagetable.format.kind=gt_pde --set "
+    "pagetable.format.mode=gt_pde_4m --set physmem.page_size=gtsm --set physmem.retired.kind=uniform --set "
+    "physmem.retired.fraction=0.01 --workload gups --param table=64MiB --param updates=100k": Run(small=(("100k", "5k"),)),
+    "tessera bench --page-tables --accesses 5000000 --rounds 3": Run(small=(("5000000 --rounds 3", "2000 --rounds 1"),)),
     # The reproductions.
     "tessera reproduce mmu-analysis --quick -o mmu-report": _REPRODUCE,
     "tessera reproduce mmu-analysis --quick -o mmu-quick": _REPRODUCE,

@@ -232,3 +232,54 @@ def test_the_retired_pages_example_gives_the_numbers_its_docs_quote():
     text = example.read_text(encoding="utf-8") + (REPO / "docs" / "gtsm.md").read_text(encoding="utf-8")
     for quoted in ("5162", "69,647", "148,266", "42.7 M", "29.7 M"):
         assert quoted in text
+
+
+#: A GTSM machine: the GT table with the gtsm policy, at 1 GiB.
+_GT = ['pagetable.format.kind="gt_pde"', 'physmem.page_size="gtsm"', 'physmem.capacity="1GiB"']
+
+
+@pytest.mark.parametrize("mode", ["gt_pde_4m", "gt_pde_2m", "gt_pde_1m", "p_gt_pde_2m", "p_gt_pde_4m"])
+def test_gt_pde_runs_map_superpages_and_keep_the_tlbs_at_4k(mode):
+    over = [*_GT, f'pagetable.format.mode="{mode}"']
+    r = tessera.simulate("gtsm_ptlsim", synthetic=_SYN, overrides=over, seed=2)
+    s = r.stats
+    assert s["os.gt_superpages"] > 0 and s["pagetable.mappings_gt"] > 0
+    assert s["walker.leaves_gt"] == s["walker.walks"] == s["walker.leaves_4k"]
+    assert s["physmem.slices.grants"] + s["physmem.slices.pair_grants"] == s["pagetable.mappings_gt"]
+    # The same run again gives the same stats (NaN rates compared as text).
+    again = tessera.simulate("gtsm_ptlsim", synthetic=_SYN, overrides=over, seed=2).stats
+    assert json.dumps(again, sort_keys=True) == json.dumps(s, sort_keys=True)
+
+
+def test_retired_pages_take_gt_superpages_away_and_thp_collapses_first():
+    worn = ['physmem.retired={ kind = "uniform", fraction = 0.01 }']
+    gt = tessera.simulate("gtsm_ptlsim", synthetic=_SYN, overrides=[*_GT, 'pagetable.format.mode="gt_pde_1m"', *worn])
+    thp = tessera.simulate("gtsm_ptlsim", synthetic=_SYN, overrides=['physmem.capacity="1GiB"', "physmem.page_size=thp", *worn])
+    s = gt.stats
+    mapped = s["os.gt_superpages"] * (1 << 20) + s["os.pages_4k"] * 4096
+    # At 1 % retired pages nearly every 2 MiB block is broken (P(clean) = 0.6 %),
+    # while most 2 MiB slices of 32 KiB blocks are still valid (Fig. 14: 50 %).
+    gt_share = s["os.gt_superpages"] * (1 << 20) / mapped
+    assert gt_share > 0.4
+    t = thp.stats
+    # THP has only the few clean 2 MiB blocks, and maps far less as superpages.
+    assert t["os.pages_2m"] <= t["physmem.retired.clean_blocks_2m"] < 0.02 * 512
+    assert t["os.pages_2m"] * (2 << 20) / (t["os.pages_2m"] * (2 << 20) + t["os.pages_4k"] * 4096) < gt_share / 4
+
+
+def test_gtsm_contradictions_are_config_errors_naming_the_key():
+    with pytest.raises(tessera.ConfigError, match="pagetable.format"):
+        tessera.resolve_config("gtsm_ptlsim", ['physmem.page_size="gtsm"'])
+    with pytest.raises(tessera.ConfigError, match="never both"):
+        tessera.resolve_config("gtsm_ptlsim", ['pagetable.format.kind="gt_pde"', "physmem.page_size=thp"])
+    with pytest.raises(tessera.ConfigError, match="os.swap"):
+        tessera.resolve_config("gtsm_ptlsim", [*_GT, 'os.swap={ capacity = "1GiB" }', 'os.eviction="lru"'])
+    with pytest.raises(tessera.ConfigError, match="pagetable.format.mode"):
+        tessera.resolve_config("gtsm_ptlsim", ['pagetable.format.kind="gt_pde"', 'pagetable.format.mode="gt_pde_8m"'])
+
+
+def test_the_summary_shows_gt_superpages(cli):
+    r = cli("run", "--preset", "gtsm_ptlsim", "--set", "physmem.capacity=1GiB", "--set", "pagetable.format.kind=gt_pde",
+            "--set", "physmem.page_size=gtsm", "--synthetic", "uniform", "--accesses", "20000", "--footprint", "64MiB")
+    assert r.code == 0, r.err
+    assert "GT superpages mapped" in r.out and "walks ended at a GT-PDE" in r.out

@@ -89,7 +89,7 @@ fn a_gt_pde_ends_the_walk_at_the_third_reference_in_every_mode() {
         let va = VA + (5 << mode.block_shift()) + 0x1234;
         assert_eq!(r.frame(va), Some(naive(mode, SLICE, bitmap, va)), "{mode:?}");
         assert_eq!(r.walker.stats.refs_total, 3, "{mode:?}: PML4, PDPT, PD");
-        assert_eq!(r.walker.wide_leaves, 1);
+        assert_eq!(r.walker.whole_leaves, 1);
         if let Some(b) = b {
             // The second superpage of the pair lies in the second slice.
             let va2 = va + (1 << mode.superpage_shift());
@@ -118,7 +118,7 @@ fn four_k_pages_under_a_gt_table_take_four_references() {
         let pfn = r.map_4k(VA + 0x5000);
         assert_eq!(r.frame(VA + 0x5000), Some(pfn), "{mode:?}");
         assert_eq!(r.walker.stats.refs_total, 4, "{mode:?}");
-        assert_eq!(r.walker.wide_leaves, 0);
+        assert_eq!(r.walker.whole_leaves, 0);
     }
 }
 
@@ -178,7 +178,7 @@ fn the_pde_cache_holds_gt_pdes_and_ends_walks_with_no_reference() {
     assert_eq!(r.walker.stats.refs_total, refs, "served by the PDE cache");
     assert_eq!(warm, 3, "the decode alone (the PSCs are probed in parallel with the L2 TLB)");
     assert!(warm < cold);
-    assert_eq!(r.walker.wide_leaves, 2);
+    assert_eq!(r.walker.whole_leaves, 2);
     let pde = r.walker.pscs.iter().find(|p| p.name == "pde").unwrap();
     assert_eq!((pde.stats.hits, pde.stats.fills), (1, 1));
     // A store to the clean superpage must set its dirty bit in memory.

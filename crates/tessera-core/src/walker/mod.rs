@@ -102,8 +102,8 @@ struct CachedEntry {
 enum Cached {
     /// A pointer: the walk goes on at the node below (frame, host slot).
     Node(u64, u32),
-    /// A leaf: the walk is over, with no reference.
-    Leaf(WalkResult),
+    /// A leaf: the walk is over, with no reference, in these cycles.
+    Leaf(WalkResult, u64),
     /// Of no use for this access (not present for its address, or a clean
     /// leaf under a store, whose dirty bit only memory can take): dropped.
     Stale,
@@ -139,9 +139,10 @@ pub struct Walker {
     /// twice. Every format indexes a level by a mask of shifted address bits
     /// (a test holds each one to this).
     leaf_index: (u32, u64, u64),
-    /// Completed walks whose 4 KiB translation came from a leaf above
-    /// level 1 (a GT-PDE): `walker.leaves_gt`, reported for GT tables.
-    wide_leaves: u64,
+    /// Completed walks that ended at a leaf its level's PSC holds whole
+    /// (a GT-PDE), from memory or from the PSC: `walker.leaves_gt`,
+    /// reported for GT tables.
+    whole_leaves: u64,
     /// Whether walk cycles are counted in `walker.*cycles` (see [`Walker::build`]).
     count_cycles: bool,
     step_cycles: u32,
@@ -241,7 +242,7 @@ impl Walker {
             step_cycles: spec.walker.step_cycles,
             dram_ref_cycles: spec.walker.step_cycles as u64 + spec.cache.dram_latency as u64,
             leaves: [0; PageSize::COUNT],
-            wide_leaves: 0,
+            whole_leaves: 0,
             hint_shift: format.node_shift(1),
             entry,
             levels: format.levels(),
@@ -308,19 +309,9 @@ impl Walker {
         } else {
             match self.probe_pscs(va, asid, root, root_slot) {
                 (start, None) => start,
-                (start, Some(hit)) => match self.cached(format, hit, va, asid, is_write) {
+                (start, Some(hit)) => match self.cached(format, hit, va, asid, is_write, instr) {
                     Cached::Node(node, slot) => (node, slot, self.pscs[hit.0 as usize].level - 1),
-                    Cached::Leaf(r) => {
-                        // A leaf held in the PSC: decoded, and no reference.
-                        let p = &self.pscs[hit.0 as usize];
-                        let cycles = self.psc_latency as u64 + format.decode_cycles(p.entries[hit.1 as usize].words[0], p.level) as u64;
-                        if let WalkResult::Translated { size, level, .. } = r {
-                            self.leaves[size.index()] += 1;
-                            self.wide_leaves += (level > 1 && size == PageSize::Size4K) as u64;
-                        }
-                        self.account(instr, cycles, true);
-                        return (r, cycles);
-                    }
+                    Cached::Leaf(r, cycles) => return (r, cycles),
                     Cached::Stale => start,
                 },
             }
@@ -379,12 +370,12 @@ impl Walker {
                     break WalkResult::Fault { level };
                 }
                 Step::Leaf { pfn_base, size } => {
-                    if level > 1 && format.psc_caches_entries(level) {
+                    if format.psc_caches_entries(level) {
+                        // A leaf its level's PSC holds whole (a GT-PDE): counted and cached.
+                        self.whole_leaves += 1;
                         self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
                     }
                     let dirty = is_write || format.is_dirty(raw);
-                    // A 4 KiB translation from a leaf above level 1 (a GT-PDE).
-                    self.wide_leaves += (level > 1 && size == PageSize::Size4K) as u64;
                     break match large {
                         None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
                         Some(big) => {
@@ -484,21 +475,26 @@ impl Walker {
     /// What the whole entry in slot `s` of PSC `i` says for `va`; a stale
     /// one is dropped from the cache.
     #[inline(never)]
-    fn cached<F: PageTableFormat>(&mut self, format: &F, (i, s): (u8, u32), va: u64, asid: Asid, is_write: bool) -> Cached {
+    fn cached<F: PageTableFormat>(&mut self, format: &F, (i, s): (u8, u32), va: u64, asid: Asid, is_write: bool, instr: bool) -> Cached {
         let p = &mut self.pscs[i as usize];
         let e = p.entries[s as usize];
         let level = p.level;
-        let out = match format.decode(e.words[0], level, va, asid, &|k| e.words[k as usize]) {
+        match format.decode(e.words[0], level, va, asid, &|k| e.words[k as usize]) {
             Step::Next { node } => Cached::Node(node, e.links[format.table_word(va, level) as usize]),
             Step::Leaf { pfn_base, size } if !is_write || format.is_dirty(e.words[0]) => {
-                Cached::Leaf(WalkResult::Translated { pfn_base, size, dirty: format.is_dirty(e.words[0]), node: e.node, level })
+                // Decoded from the cache: the PSC's latency and the decode, and no reference.
+                let cycles = self.psc_latency as u64 + format.decode_cycles(e.words[0], level) as u64;
+                self.leaves[size.index()] += 1;
+                self.whole_leaves += 1;
+                self.account(instr, cycles, true);
+                let dirty = format.is_dirty(e.words[0]);
+                Cached::Leaf(WalkResult::Translated { pfn_base, size, dirty, node: e.node, level }, cycles)
             }
-            _ => Cached::Stale,
-        };
-        if matches!(out, Cached::Stale) {
-            p.table.invalidate_slot(s as usize);
+            _ => {
+                p.table.invalidate_slot(s as usize);
+                Cached::Stale
+            }
         }
-        out
     }
 
     /// Keep the entry at word `w` of the node in host slot `es` (read by
@@ -601,7 +597,7 @@ impl Walker {
             v.counter(LEAF_NAMES[i], self.leaves[i], "walks", LEAF_DESCS[i]);
         }
         if matches!(self.format, AnyFormat::GtPde(_)) {
-            v.counter("leaves_gt", self.wide_leaves, "walks", "completed walks that ended at a GT-PDE (counted in leaves_4k too)");
+            v.counter("leaves_gt", self.whole_leaves, "walks", "completed walks that ended at a GT-PDE (counted in leaves_4k too)");
         }
     }
 
