@@ -85,8 +85,9 @@ def _machine(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Bloc
              "a base CPI of 1 plus every stall (TLB levels, walks, data misses), added one after another with **no "
              "overlap**. The paper used PTLsim's out-of-order core, which overlaps a walk with independent work and "
              "with other misses. Adding every stall makes translation a larger share of the cycles and so "
-             "inflates the gain of removing walks (the scale-out MMU reproduction, docs/reproduce-mmu-analysis.md, "
-             "shows the same effect against measured hardware); it also keeps every IPC low" + ipc_range + ". The "
+             "inflates the gain of removing walks (the scale-out MMU reproduction shows it against measured "
+             "hardware: docs/reproduce-mmu-analysis.md, 'Timing model'); it also keeps every IPC low" + ipc_range
+             + ". The "
              "ratios below are therefore upper-leaning estimates of the paper's."),
         Para("**Designs** (overrides on the preset; each differs from 4 KiB in the page-table format and the "
              "page-size policy only). The `gtsm` policy maps a GT superpage at a region's first touch when the "
@@ -127,8 +128,9 @@ def _scale(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]
              "footprints above; each run first warms up on about "
              f"{int(100 * gs.WARMUP_SHARE)} % of its 4 KiB run's instructions ("
              + ", ".join(f"{w} {v}" for w, v in warm.items())
-             + "), which fills TLBs, caches and page tables and takes most first touches before anything is "
-             "counted. Smaller footprints put more of the page tables in the caches, so fewer page-table "
+             + "), which fills TLBs, caches and page tables and takes the first touches it makes before anything "
+             "is counted (a workload that keeps touching new pages, GUPS above all, still faults in the measured "
+             "phase). Smaller footprints put more of the page tables in the caches, so fewer page-table "
              "references reach memory than in the paper, and the gains of every superpage design shrink with them."),
     ]
 
