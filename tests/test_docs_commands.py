@@ -46,7 +46,7 @@ from tessera.cli import main
 from tessera.config import dumps_toml, loads_toml
 
 #: Reports written by ``tessera reproduce``: the generator's text, not hand-written docs.
-GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/")
+GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/", "docs/reproduce-gtsm/")
 #: Fenced blocks in these languages hold code or data, not command lines.
 NOT_SHELL = {"python", "toml", "json", "text"}
 _START = re.compile(r"^(tessera [a-z{]|pip install |bash |cargo |python )")
@@ -70,8 +70,8 @@ Check = Union[Run, Skip]
 
 _RECORD = Skip("records a program under Valgrind or QEMU; tests/test_record.py records small C programs with both")
 _REPRODUCE = Skip(
-    "a study of minutes (--quick) to hours; tests/test_reproduce.py and tests/test_reproduce_mosaic.py run the same "
-    "code at a test scale"
+    "a study of minutes (--quick) to hours; tests/test_reproduce.py, tests/test_reproduce_mosaic.py and "
+    "tests/test_reproduce_gtsm.py run the same code at a test scale"
 )
 _SMALL_GUPS = ("table=4GiB", "table=64MiB --param updates=20k")
 _PLACEHOLDERS = (("RUN_ID", "{run_id}"), ("3f2a9c", "{run_id_prefix}"))
@@ -197,6 +197,9 @@ COMMANDS: dict[str, Check] = {
     "tessera reproduce mosaic-pages --quick -o mosaic-report": _REPRODUCE,
     "tessera reproduce mosaic-pages --quick -o mosaic-quick": _REPRODUCE,
     "tessera reproduce mosaic-pages -o mosaic-full": _REPRODUCE,
+    "tessera reproduce gtsm --quick -o gtsm-report": _REPRODUCE,
+    "tessera reproduce gtsm --quick -o gtsm-quick": _REPRODUCE,
+    "tessera reproduce gtsm -o gtsm-full": _REPRODUCE,
 }
 
 #: Workload parameters of the small copies of the example sweeps (every workload they use).

@@ -15,6 +15,7 @@
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations | --page-tables [--rounds N]]
     tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
+    tessera reproduce gtsm [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera gtsm montecarlo [--figure fig3|fig7|table2|fig14 ...] [--seed N] [--slices N] [--threads N]
                             [--json] [-o DIR]
 
@@ -452,8 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
-    p_rep.add_argument("study", choices=["mmu-analysis", "mosaic-pages"],
-                       help="mmu-analysis: the scale-out MMU study; mosaic-pages: Mosaic Pages' Fig. 6, Tables 3 and 4")
+    p_rep.add_argument("study", choices=["mmu-analysis", "mosaic-pages", "gtsm"],
+                       help="mmu-analysis: the scale-out MMU study; mosaic-pages: Mosaic Pages' Fig. 6, Tables 3 and 4; "
+                       "gtsm: GTSM superpages' Figs. 11-18 and retired pages")
     p_rep.add_argument("--quick", action="store_true", help="smaller sweep, a few minutes on 2 cores")
     p_rep.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests only: numbers mean nothing
     p_rep.add_argument("-o", "--out", metavar="DIR", help="report directory (default tessera-results/<sweep name>)")
@@ -465,7 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--warmup",
         metavar="N[ UNIT]",
         help="mmu-analysis only: one warm-up for every workload ('0' for none); default: about 20%% of each "
-        "workload's instructions (mosaic-pages has no warm-up: it counts every miss, as the paper's gem5 runs)",
+        "workload's instructions (mosaic-pages has no warm-up: it counts every miss, as the paper's gem5 runs; "
+        "gtsm has its own warm-ups)",
     )
     return parser
 
@@ -894,6 +897,9 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
     if args.study == "mosaic-pages" and args.warmup is not None:
         raise _Usage("--warmup applies only to mmu-analysis: mosaic-pages has no warm-up "
                      "(it counts every miss from the first access, as the paper's gem5 runs)")
+    if args.study == "gtsm" and args.warmup is not None:
+        raise _Usage("--warmup applies only to mmu-analysis: gtsm warms each workload up on its own share "
+                     "of instructions")
     if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise _Usage(f"-o {args.out}: exists and is not a directory; the report is a directory")
     command = "tessera " + shlex.join(list(argv) if argv is not None else sys.argv[1:])

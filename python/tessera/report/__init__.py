@@ -12,6 +12,9 @@ Studies (:data:`STUDIES`):
 - ``mosaic-pages``: Gosakan et al., "Mosaic Pages: Big TLB Reach with Small
   Pages" (ASPLOS 2023); see :mod:`tessera.report.mosaic_pages` and
   docs/reproduce-mosaic-pages.md.
+- ``gtsm``: Du et al., "Supporting Superpages in Non-Contiguous Physical
+  Memory" (HPCA 2015); see :mod:`tessera.report.gtsm_study` and
+  docs/reproduce-gtsm.md.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = ["STUDIES", "reproduce"]
 STUDIES = {
     "mmu-analysis": "scale-out MMU study (Karakostas et al.): walks with 4 KiB/THP, Eq. 1, perfect-MMU bounds, prefetchers",
     "mosaic-pages": "Mosaic Pages (Gosakan et al.): Fig. 6 TLB misses, Table 3 utilisation, Table 4 swap I/O, and beyond",
+    "gtsm": "GTSM superpages (Du et al.): Figs. 11-13 walks and IPC, Figs. 15-18 sensitivities, retired pages",
 }
 
 
@@ -54,13 +58,24 @@ def reproduce(
     instructions) with one for every workload, ``"0"`` for none. Returns a
     :class:`tessera.report.mmu_analysis.Reproduction` (``mosaic-pages``: a
     :class:`tessera.report.mosaic_run.Reproduction`; it has no warm-up, so
-    ``warmup`` must be left out).
+    ``warmup`` must be left out; ``gtsm``: a
+    :class:`tessera.report.gtsm_run.Reproduction`, whose warm-ups are its
+    own, so ``warmup`` must be left out too).
     """
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
     if scale is not None and quick and scale != "quick":
         raise ValueError(f"quick=True contradicts scale={scale!r}")
     scale = scale or ("quick" if quick else "full")
+    if study == "gtsm":
+        from tessera.report import gtsm_run, gtsm_study
+
+        if warmup is not None:
+            raise ValueError("gtsm warms each workload up on its own share of instructions; --warmup does not apply")
+        if out is None:
+            out = os.path.join("tessera-results", gtsm_study.sweep_name(scale))
+        return gtsm_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs, force=force,
+                                  progress=progress, command=command)
     if study == "mosaic-pages":
         from tessera.report import mosaic_pages, mosaic_run
 
