@@ -108,6 +108,8 @@ def test_module_docs_name_stats_the_core_emits():
     emitted |= set(tessera.stat_docs("tlb_only", ["physmem.allocator=iceberg", 'os.swap={ capacity = "1GiB" }', "os.eviction=horizon"]))
     # A fault map (physmem.retired): its stats appear only with one.
     emitted |= set(tessera.stat_docs("tlb_only", ['physmem.retired={ kind = "uniform", fraction = 0.01 }']))
+    # GTSM: the GT table with the gtsm policy (its slices, superpages and GT-PDE walks).
+    emitted |= set(tessera.stat_docs("gtsm_ptlsim", ['pagetable.format.kind="gt_pde"', 'physmem.page_size="gtsm"']))
     sections = _stats_sections()
     assert len(sections) > 10
     named = 0
@@ -119,7 +121,7 @@ def test_module_docs_name_stats_the_core_emits():
     assert named > 10
 
 
-@pytest.mark.parametrize("policy", ["base_only", "thp"])
+@pytest.mark.parametrize("policy", ["base_only", "thp", "gtsm"])
 def test_page_size_policy_docs_name_the_os_counters(policy):
     text = dict((f.stem, t) for f, t in _stats_sections() if f.parent.name == "page_size")[policy]
     assert "`os.pages_" in text and "physmem.pages" not in text
