@@ -83,7 +83,8 @@ struct Pressure {
 /// The OS of one machine.
 #[derive(Clone, Debug)]
 pub struct Os {
-    policy: AnyPageSizePolicy,
+    /// The page-size policy's plans, in the order to try them.
+    plans: Vec<Plan>,
     pressure: Option<Pressure>,
     /// Sizes the page-table format maps (the per-size stats reported).
     sizes: Vec<PageSize>,
@@ -142,7 +143,8 @@ impl Os {
                 slices = true;
             }
         }
-        Ok(Os { policy, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices })
+        let plans = policy.plans().to_vec();
+        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices })
     }
 
     /// A walk for `va` found no mapping: map the page (reading it back from
@@ -183,11 +185,11 @@ impl Os {
             }
             self.pressure.as_mut().expect("checked above").stats.minor_faults += 1;
         }
-        // Read one by one (a copy of the list was a call to memcpy per
-        // fault), so the loop may borrow `self` mutably in between.
-        let n = self.policy.plans().len();
+        // The plans are the policy's, kept at build: a fault dispatches
+        // over no policy, and the loop may borrow `self` mutably in between.
+        let n = self.plans.len();
         for k in 0..n {
-            let size = match self.policy.plans()[k] {
+            let size = match self.plans[k] {
                 Plan::Contiguous(size) => size,
                 Plan::Slice { .. } => {
                     if self.map_slice(va, asid, pt, mem)? {

@@ -480,6 +480,7 @@ impl FormatVisitor for Map<'_> {
 /// of that node's first frame; None if a larger page covers `va` already
 /// (a caller bug, caught in debug builds).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn descend<F: PageTableFormat>(
     format: &F,
     mem: &mut PhysMem,
