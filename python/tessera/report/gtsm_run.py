@@ -11,7 +11,6 @@ output directory.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,11 +78,9 @@ def reproduce(
     """Run every sweep at ``scale`` and write the report into ``out``. Results
     go to ``store`` (default ``<out>/store.sqlite``); runs already there are
     reused unless ``force``."""
-    from tessera import __version__
     from tessera.report import gtsm_figures, gtsm_report
     from tessera.report.mmu_analysis import _commit, run_sweep, sweep_toml
-    from tessera.report.mosaic_run import _core_changed, _shown
-    from tessera.report.render import to_html, to_markdown
+    from tessera.report.mosaic_run import write_report
     from tessera.result import write_atomic
 
     gs._check_scale(scale)
@@ -113,40 +110,7 @@ def reproduce(
 
     t1 = time.perf_counter()
     tabs = tables(runs, scale)
-    data = out / "data"
-    data.mkdir(exist_ok=True)
-    for key, t in tabs.items():
-        write_atomic(data / f"{key}.csv", t.to_csv())
-    for part, df in runs.items():
-        write_atomic(data / f"runs-{part}.csv", df.to_csv(index=False))
-    figures: list[Path] = []
-    for draw, key in gtsm_figures.FIGURES.values():
-        figures += draw(tabs[key], out / "figures")
-
-    all_runs = pd.concat(list(runs.values()), ignore_index=True)
-    timing.update({
-        "runs": float(sum(len(df) for df in runs.values())),
-        "computed": float(sum(r.get("computed", 0) for r in reports)),
-        "already_stored": float(sum(r.get("already_stored", 0) for r in reports)),
-        "workers": float(max((r.get("workers", 0) or 0) for r in reports)),
-        "sum_wall_s": float(all_runs["wall_s"].sum()),
-        "report_s": time.perf_counter() - t1,
-    })
-    timing["total_s"] = time.perf_counter() - t_start
-    # The run time the report states is that of the invocation that ran the
-    # simulations: a rerun that only redraws from the store keeps it.
-    measured = data / "timing.json"
-    redrawn = not (timing["computed"] > 0 or not measured.exists())
-    if not redrawn:
-        first = {"command": command, "commit": commit, **timing}
-        write_atomic(measured, json.dumps(first, indent=2, sort_keys=True) + "\n")
-    else:
-        first = json.loads(measured.read_text(encoding="utf-8"))
-    ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
-           "timing": timing, "measured": first, "redrawn": redrawn,
-           "core_changed": _core_changed(first.get("commit"), commit)}
-    blocks = gtsm_report.build(tabs, ctx)
-    md, html = out / "report.md", out / "report.html"
-    write_atomic(md, to_markdown(blocks))
-    write_atomic(html, to_html(blocks, "Reproduction: GTSM"))
+    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
+                                     commit=commit, store=store, scale=scale, figures=gtsm_figures.FIGURES,
+                                     build=gtsm_report.build, title="Reproduction: GTSM")
     return Reproduction(out, md, html, figures, runs, tabs, timing)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from tessera.report import mosaic_pages as mp
 
-__all__ = ["reproduce", "Reproduction"]
+__all__ = ["reproduce", "Reproduction", "write_report"]
 
 
 @dataclasses.dataclass
@@ -112,6 +112,73 @@ def _run(spec: Mapping[str, Any], store: str, executor: Any, jobs: Optional[int]
     return run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
 
 
+
+def write_report(
+    out: Path,
+    tabs: Mapping[str, pd.DataFrame],
+    runs: Mapping[str, pd.DataFrame],
+    reports: list,
+    timing: dict[str, float],
+    *,
+    t_start: float,
+    t_tables: float,
+    command: str,
+    commit: Optional[str],
+    store: str,
+    scale: str,
+    figures: Mapping[str, Any],
+    build: Any,
+    title: str,
+) -> tuple[Path, Path, list[Path]]:
+    """Write a reproduction's files into ``out``: every table and every
+    sweep's runs as CSV, the figures (``figures``: name → (draw, table key)),
+    ``timing.json`` (kept from the invocation that simulated, so a rerun
+    that only redraws states the time of the real run) and the report
+    (``build(tabs, ctx)`` blocks) as ``report.md`` and ``report.html``.
+    ``timing`` gets the run counts and totals. Returns the two report paths
+    and the figures."""
+    from tessera import __version__
+    from tessera.report.render import to_html, to_markdown
+    from tessera.result import write_atomic
+
+    data = out / "data"
+    data.mkdir(exist_ok=True)
+    for key, t in tabs.items():
+        write_atomic(data / f"{key}.csv", t.to_csv())
+    for part, df in runs.items():
+        write_atomic(data / f"runs-{part}.csv", df.to_csv(index=False))
+    drawn: list[Path] = []
+    for draw, key in figures.values():
+        drawn += draw(tabs[key], out / "figures")
+
+    all_runs = pd.concat(list(runs.values()), ignore_index=True)
+    timing.update({
+        "runs": float(sum(len(df) for df in runs.values())),
+        "computed": float(sum(r.get("computed", 0) for r in reports)),
+        "already_stored": float(sum(r.get("already_stored", 0) for r in reports)),
+        "workers": float(max((r.get("workers", 0) or 0) for r in reports)),
+        "sum_wall_s": float(all_runs["wall_s"].sum()),
+        "report_s": time.perf_counter() - t_tables,
+    })
+    timing["total_s"] = time.perf_counter() - t_start
+    # The run time the report states is that of the invocation that ran the
+    # simulations: a rerun that only redraws from the store keeps it.
+    measured = data / "timing.json"
+    redrawn = not (timing["computed"] > 0 or not measured.exists())
+    if not redrawn:
+        first = {"command": command, "commit": commit, **timing}
+        write_atomic(measured, json.dumps(first, indent=2, sort_keys=True) + "\n")
+    else:
+        first = json.loads(measured.read_text(encoding="utf-8"))
+    ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
+           "timing": timing, "measured": first, "redrawn": redrawn,
+           "core_changed": _core_changed(first.get("commit"), commit)}
+    blocks = build(tabs, ctx)
+    md, html = out / "report.md", out / "report.html"
+    write_atomic(md, to_markdown(blocks))
+    write_atomic(html, to_html(blocks, title))
+    return md, html, drawn
+
 def reproduce(
     out: Any,
     *,
@@ -126,10 +193,8 @@ def reproduce(
     """Run every sweep at ``scale`` and write the report into ``out``. Results
     go to ``store`` (default ``<out>/store.sqlite``); runs already there are
     reused unless ``force``."""
-    from tessera import __version__
     from tessera.report import mosaic_figures, mosaic_report
     from tessera.report.mmu_analysis import _commit, sweep_toml
-    from tessera.report.render import to_html, to_markdown
     from tessera.result import write_atomic
 
     mp._check_scale(scale)
@@ -170,40 +235,7 @@ def reproduce(
     t1 = time.perf_counter()
     tabs = tables(fig6, pool, pressure, beyond)
     tabs["workloads"] = _workload_table({"fig6": fig6, "pressure": probe, "beyond": beyond_probe}, scale)
-    data = out / "data"
-    data.mkdir(exist_ok=True)
-    for key, t in tabs.items():
-        write_atomic(data / f"{key}.csv", t.to_csv())
-    for part, df in runs.items():
-        write_atomic(data / f"runs-{part}.csv", df.to_csv(index=False))
-    figures: list[Path] = []
-    for draw, key in mosaic_figures.FIGURES.values():
-        figures += draw(tabs[key], out / "figures")
-
-    all_runs = pd.concat(list(runs.values()), ignore_index=True)
-    timing.update({
-        "runs": float(sum(len(df) for df in runs.values())),
-        "computed": float(sum(r.get("computed", 0) for r in reports)),
-        "already_stored": float(sum(r.get("already_stored", 0) for r in reports)),
-        "workers": float(max((r.get("workers", 0) or 0) for r in reports)),
-        "sum_wall_s": float(all_runs["wall_s"].sum()),
-        "report_s": time.perf_counter() - t1,
-    })
-    timing["total_s"] = time.perf_counter() - t_start
-    # The run time the report states is that of the invocation that ran the
-    # simulations: a rerun that only redraws from the store keeps it.
-    measured = data / "timing.json"
-    redrawn = not (timing["computed"] > 0 or not measured.exists())
-    if not redrawn:
-        first = {"command": command, "commit": commit, **timing}
-        write_atomic(measured, json.dumps(first, indent=2, sort_keys=True) + "\n")
-    else:
-        first = json.loads(measured.read_text(encoding="utf-8"))
-    ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
-           "timing": timing, "measured": first, "redrawn": redrawn,
-           "core_changed": _core_changed(first.get("commit"), commit)}
-    blocks = mosaic_report.build(tabs, ctx)
-    md, html = out / "report.md", out / "report.html"
-    write_atomic(md, to_markdown(blocks))
-    write_atomic(html, to_html(blocks, "Reproduction: Mosaic Pages"))
+    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
+                                     commit=commit, store=store, scale=scale, figures=mosaic_figures.FIGURES,
+                                     build=mosaic_report.build, title="Reproduction: Mosaic Pages")
     return Reproduction(out, md, html, figures, runs, tabs, timing)
