@@ -19,7 +19,7 @@ from tessera.report import gtsm_prose as prose
 from tessera.report import gtsm_study as gs
 from tessera.report import paper_gtsm as paper
 from tessera.report.mmu_report import fmt
-from tessera.report.mosaic_report import _minutes, _provenance
+from tessera.report.mosaic_report import _minutes, reproducing
 from tessera.report.render import Block, Bullets, Code, Figure, Heading, Para, Table
 
 __all__ = ["build"]
@@ -332,25 +332,7 @@ def _differences() -> list[Block]:
 
 
 def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
-    timing = ctx.get("measured", ctx["timing"])
-    now = ctx["timing"]
-    order = ["main", "retired", "size", "decode", "pde", "coalescing", "beyond"]
-    swept = {k[: -len("_sweep_s")]: v for k, v in timing.items() if k.endswith("_sweep_s")}
-    parts = ", ".join(f"{k} {_minutes(swept[k])}" for k in sorted(swept, key=lambda k: (order + [k]).index(k)))
-    redrawn = ""
-    if ctx.get("redrawn", timing is not now):
-        redrawn = (f" This copy of the report was redrawn from the store in {_minutes(now['total_s'])}; the times "
-                   f"above are those of the run that simulated, `{timing.get('command', '')}`.")
-    return [
-        Heading(2, "Reproducing this report"),
-        Code(ctx["command"], "sh"),
-        Para(f"Tessera {ctx['version']}" + (f", commit {ctx['commit']}" if ctx.get("commit") else "")
-             + f". Wall time of the sweeps: {parts}; all in {_minutes(timing['total_s'])}, "
-             f"on {int(timing.get('workers', 0) or 0)} worker(s); the sum of the runs' own wall times is "
-             f"{_minutes(timing['sum_wall_s'])}. Results are kept in `{ctx['store']}` and reused on a rerun; "
-             "the sweeps are in `sweeps/` and every table is in `data/` as CSV." + redrawn),
-        Para(_provenance(ctx, timing)),
-    ]
+    return reproducing(ctx, ["main", "retired", "size", "decode", "pde", "coalescing", "beyond"])
 
 
 def build(tables: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:

@@ -322,9 +322,15 @@ def _same_params(scale: str) -> bool:
 
 
 def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
+    return reproducing(ctx, ["fig6", "pool", "probe", "pressure", "beyond-probe", "beyond"])
+
+
+def reproducing(ctx: Mapping[str, Any], order: list[str]) -> list[Block]:
+    """A reproduction's closing section: its command, the wall time of each
+    sweep (in ``order``) and in all, where results are kept, and which
+    commit simulated the runs."""
     timing = ctx.get("measured", ctx["timing"])
     now = ctx["timing"]
-    order = ["fig6", "pool", "probe", "pressure", "beyond-probe", "beyond"]
     swept = {k[: -len("_sweep_s")]: v for k, v in timing.items() if k.endswith("_sweep_s")}
     parts = ", ".join(f"{k} {_minutes(swept[k])}" for k in sorted(swept, key=lambda k: (order + [k]).index(k)))
     redrawn = ""
