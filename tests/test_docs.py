@@ -110,6 +110,8 @@ def test_module_docs_name_stats_the_core_emits():
     emitted |= set(tessera.stat_docs("tlb_only", ['physmem.retired={ kind = "uniform", fraction = 0.01 }']))
     # GTSM: the GT table with the gtsm policy (its slices, superpages and GT-PDE walks).
     emitted |= set(tessera.stat_docs("gtsm_ptlsim", ['pagetable.format.kind="gt_pde"', 'physmem.page_size="gtsm"']))
+    # Direct compaction for THP (os.compaction).
+    emitted |= set(tessera.stat_docs("tlb_only", ['physmem.page_size="thp"', "os.compaction={}"]))
     sections = _stats_sections()
     assert len(sections) > 10
     named = 0

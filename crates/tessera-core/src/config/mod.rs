@@ -425,6 +425,9 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     if plans.iter().any(|p| matches!(p, crate::page_size::Plan::Slice { .. })) {
         check_slices(&spec)?;
     }
+    if spec.os.compaction.is_some() {
+        check_compaction(&spec, &produced)?;
+    }
 
     // TLB structures.
     if spec.mmu.tlb.is_empty() {
@@ -648,6 +651,32 @@ mod tests;
 /// What a page-size policy that maps superpages over slices (GTSM) needs:
 /// the GT table, the buddy allocator (which keeps the slices), and no swap
 /// device (a slice has no page-out path).
+/// `os.compaction` needs 2 MiB pages to compact for, frames the buddy
+/// allocator places, and no eviction moving pages at the same time.
+fn check_compaction(spec: &Spec, produced: &[PageSize]) -> Result<()> {
+    if !produced.contains(&PageSize::Size2M) {
+        return Err(Error::config_allowed(
+            "physmem.page_size",
+            format!("os.compaction frees 2 MiB blocks for 2 MiB pages, which physmem.page_size = {:?} does not map here", spec.physmem.page_size.kind),
+            &["thp"],
+        ));
+    }
+    if spec.physmem.allocator.kind != "buddy" {
+        return Err(Error::config_allowed(
+            "physmem.allocator",
+            format!("os.compaction moves pages within the buddy allocator's free blocks, not {:?}'s", spec.physmem.allocator.kind),
+            &["buddy"],
+        ));
+    }
+    if spec.os.swap.is_some() {
+        return Err(Error::config(
+            "os.compaction",
+            "compaction together with a swap device is not modelled (moved pages would escape the eviction policy's bookkeeping): remove one of os.compaction and os.swap",
+        ));
+    }
+    Ok(())
+}
+
 fn check_slices(spec: &Spec) -> Result<()> {
     let policy = &spec.physmem.page_size.kind;
     if spec.pagetable.format.kind != "gt_pde" {

@@ -554,13 +554,16 @@ pub struct OsSpec {
     /// trip and the invalidation; a few microseconds on x86 servers).
     #[serde(default = "d_shootdown")]
     pub shootdown_cycles: u64,
+    /// Direct compaction for 2 MiB pages; none without the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<crate::os::compaction::CompactionSpec>,
 }
 fn d_shootdown() -> u64 {
     4000
 }
 impl Default for OsSpec {
     fn default() -> Self {
-        OsSpec { eviction: None, swap: None, shootdown_cycles: d_shootdown() }
+        OsSpec { eviction: None, swap: None, shootdown_cycles: d_shootdown(), compaction: None }
     }
 }
 impl OsSpec {

@@ -1212,3 +1212,141 @@ fn gtsm_walks_are_shorter_than_4k_walks() {
     assert!(gt.get("walker.refs_total") < base.get("walker.refs_total"));
     assert!(gt.get("walker.cycles") < base.get("walker.cycles"));
 }
+
+/// Every page the batches touched is mapped, in the reverse map under its
+/// own (asid, first page), and any TLB entry for it agrees with the table;
+/// the frames add up.
+fn check_pages_agree(m: &Machine, batches: &[AccessBatch], tag: &str) {
+    use crate::addr::PageSize;
+    let (pt, mem) = (m.page_table(), m.physmem());
+    let mut data = 0;
+    for size in PageSize::ALL {
+        data += pt.mappings(size) << size.order();
+    }
+    assert_eq!(
+        mem.free_frames() + mem.table_frames() + data + mem.pinned_frames() + mem.retired_frames(),
+        mem.capacity_frames(),
+        "{tag}: frames add up"
+    );
+    for b in batches {
+        for i in 0..b.len() {
+            if b.kind[i] == AccessKind::IFetch && !m.mmu().translates_instr() {
+                continue;
+            }
+            let (va, asid) = (b.vaddr[i] & !0xfff, b.asid[i]);
+            let (pfn, size) = pt.translate(mem, asid, va).unwrap_or_else(|| panic!("{tag}: {va:#x} not mapped"));
+            if let Some(t) = m.mmu().peek(va, asid) {
+                assert_eq!(t, pfn.0, "{tag}: stale TLB entry for {va:#x}");
+            }
+            let first = size.order() as u64;
+            let base = crate::addr::Pfn(pfn.0 & !((1 << first) - 1));
+            let owner = mem.owner(base).expect("a mapped page is in the reverse map");
+            assert_eq!((owner.asid, owner.vpn, owner.size), (asid, (va >> 12) & !((1 << first) - 1), size), "{tag}");
+        }
+    }
+}
+
+fn compaction_spec(capacity_mib: u64, extra: &[&str]) -> Spec {
+    let capacity = format!("physmem.capacity=\"{capacity_mib}MiB\"");
+    let mut o = vec!["physmem.page_size=\"thp\"", capacity.as_str()];
+    o.extend_from_slice(extra);
+    spec("tlb_only", &o)
+}
+
+fn fed(sp: &Spec, batches: &[AccessBatch]) -> Machine {
+    let mut m = Machine::build(sp, 3).unwrap();
+    for b in batches {
+        m.feed(b).unwrap();
+    }
+    m
+}
+
+/// With one pinned frame in every 2 MiB block, THP maps no 2 MiB page;
+/// direct compaction moves the pins (other programs' pages) and gives every
+/// region its 2 MiB page back, with every translation exact and walk
+/// shortcuts still equal to full walks.
+#[test]
+fn compaction_gives_thp_its_pages_back_over_movable_fragmentation() {
+    let batches = scattered_batches(7, 30_000);
+    let without = fed(&compaction_spec(256, &["physmem.fragmentation=1.0"]), &batches).stats();
+    assert_eq!(without.get("os.pages_2m"), 0);
+    let sp = compaction_spec(256, &["physmem.fragmentation=1.0", "os.compaction={}"]);
+    let m = fed(&sp, &batches);
+    check_pages_agree(&m, &batches, "compaction");
+    let s = m.stats();
+    assert_eq!(s.get("os.pages_4k"), 0);
+    assert_eq!(s.get("os.pages_2m"), s.get("os.faults"), "every region of both address spaces");
+    assert_eq!(s.get("os.compaction.successes"), s.get("os.pages_2m"));
+    assert_eq!(s.get("physmem.pinned_frames"), without.get("physmem.pinned_frames"), "pins move, none is lost");
+    assert!(s.get("os.compaction.pins_migrated") >= s.get("os.compaction.successes"));
+    assert_eq!(s.get("os.compaction.cycles"), 8000 * s.get("os.compaction.pins_migrated"));
+    assert!(s.get("walker.walks") < without.get("walker.walks"));
+    let mut full = Machine::build(&sp, 3).unwrap().without_walk_shortcuts();
+    for b in &batches {
+        full.feed(b).unwrap();
+    }
+    assert_eq!(s.counters, full.stats().counters, "walk shortcuts over moved pages");
+    assert_eq!(s.to_json().to_string(), fed(&sp, &batches).stats().to_json().to_string(), "deterministic");
+    // Unmovable pins leave nothing to compact.
+    let stuck = fed(&compaction_spec(256, &["physmem.fragmentation=1.0", "os.compaction={ movable_pins = false }"]), &batches).stats();
+    assert_eq!((stuck.get("os.pages_2m"), stuck.get("os.compaction.successes")), (0, 0));
+    assert!(stuck.get("os.compaction.deferred") > stuck.get("os.compaction.failures"));
+}
+
+/// Compaction with nothing to do changes no number: without fragmentation
+/// every 2 MiB fault finds a free block, and only the (zero) compaction
+/// counters are added.
+#[test]
+fn compaction_that_never_runs_changes_no_number() {
+    let batches = scattered_batches(3, 20_000);
+    let a = fed(&compaction_spec(512, &[]), &batches).stats();
+    let b = fed(&compaction_spec(512, &["os.compaction={}"]), &batches).stats();
+    let mut rest = b.counters.clone();
+    rest.retain(|k, v| {
+        let extra = k.starts_with("os.compaction.");
+        assert!(!extra || *v == 0, "{k} = {v}");
+        !extra
+    });
+    assert_eq!(a.counters, rest);
+}
+
+/// As memory fills up (fragmented or not), compaction fails and defers, and
+/// the run stays consistent after every batch; running out of memory is an
+/// error, not a panic.
+#[test]
+fn compaction_as_memory_fills_keeps_every_page_consistent() {
+    let batches = scattered_batches(7, 30_000);
+    for (cap, frag) in [(112, "0.5"), (144, "1.0"), (160, "1.0")] {
+        let fr = format!("physmem.fragmentation={frag}");
+        let sp = compaction_spec(cap, &[&fr, "os.compaction={ max_defer_shift = 2 }"]);
+        let mut m = Machine::build(&sp, 3).unwrap();
+        for (k, b) in batches.iter().enumerate() {
+            m.feed(b).unwrap();
+            if k % 8 == 0 || k + 1 == batches.len() {
+                check_pages_agree(&m, &batches[..=k], &format!("{cap} MiB, batch {k}"));
+            }
+        }
+        let s = m.stats();
+        assert!(s.get("os.compaction.successes") > 0 && s.get("os.compaction.failures") > 0, "{cap} MiB");
+        assert!(s.get("os.compaction.deferred") > 0, "{cap} MiB");
+    }
+    let sp = compaction_spec(96, &["physmem.fragmentation=1.0", "os.compaction={}"]);
+    let mut m = Machine::build(&sp, 3).unwrap();
+    let e = batches.iter().try_for_each(|b| m.feed(b)).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+}
+
+#[test]
+fn compaction_config_errors_name_the_key() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["os.compaction={}"], "physmem.page_size"),
+        (&["os.compaction={}", "physmem.page_size=\"thp\"", "physmem.allocator={ kind = \"iceberg\" }"], "physmem.allocator"),
+        (&["os.compaction={}", "physmem.page_size=\"thp\"", "os.swap={ capacity = \"1GiB\" }"], "os.compaction"),
+        (&["os.compaction={ movable = true }", "physmem.page_size=\"thp\""], "os.compaction"),
+    ];
+    for (o, key) in cases {
+        let v: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+        let e = load(&ConfigSource::Preset("tlb_only".into()), &v).and_then(|s| Machine::build(&s, 1).map(|_| ())).unwrap_err();
+        assert!(e.to_string().contains(key), "{o:?}: {e}");
+    }
+}

@@ -25,6 +25,7 @@
 //! policy's global victim, so it needs a policy with page ages (`horizon`);
 //! any other is a config error at `os.eviction`.
 
+pub mod compaction;
 pub mod eviction;
 pub mod swap;
 
@@ -95,6 +96,8 @@ pub struct Os {
     /// slice plan).
     gt_superpages: u64,
     slices: bool,
+    /// Direct compaction for 2 MiB faults (`os.compaction`).
+    compaction: Option<Box<compaction::Compaction>>,
 }
 
 impl Os {
@@ -144,7 +147,8 @@ impl Os {
             }
         }
         let plans = policy.plans().to_vec();
-        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices })
+        let compaction = spec.os.compaction.as_ref().map(|c| Box::new(compaction::Compaction::new(c, mem, spec.os.shootdown_cycles)));
+        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices, compaction })
     }
 
     /// A walk for `va` found no mapping: map the page (reading it back from
@@ -208,11 +212,20 @@ impl Os {
             let pfn = if last && self.pressure.is_some() {
                 self.alloc_evicting(req, pt, mem, caches, walker, tlbs, &mut cycles)?
             } else {
-                let Some(pfn) = mem.alloc_page(req, last)? else {
-                    self.stats.large_fallbacks += 1;
-                    continue;
-                };
-                pfn
+                match mem.alloc_page(req, last)? {
+                    Some(pfn) => pfn,
+                    None => {
+                        let compacted = match self.compaction.as_deref_mut() {
+                            Some(c) => c.compact(req, pt, mem, caches, tlbs, &mut cycles)?,
+                            None => None,
+                        };
+                        let Some(pfn) = compacted else {
+                            self.stats.large_fallbacks += 1;
+                            continue;
+                        };
+                        pfn
+                    }
+                }
             };
             pt.map(mem, asid, va, size, pfn)?;
             if let Some(p) = &mut self.pressure {
@@ -382,6 +395,10 @@ impl Os {
             if self.slices {
                 p.counter("gt_superpages", self.gt_superpages, "pages", "superpages mapped by GT-PDEs over slices (two per P-GT-PDE)");
             }
+        }
+        if let Some(c) = &self.compaction {
+            let mut p = crate::stats::Prefixed::new("os.compaction", v);
+            c.visit(&mut p);
         }
         if let Some(pr) = &self.pressure {
             {

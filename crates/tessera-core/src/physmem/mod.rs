@@ -126,6 +126,10 @@ pub struct PhysMem {
     slot_frames: Vec<u64>,
     table_frames: u64,
     pinned_frames: u64,
+    /// The frames pre-fragmentation pinned, in the order drawn (compaction
+    /// reads them once, when the OS is built; it moves pins it migrates in
+    /// its own set).
+    pins: Vec<u64>,
     /// The fault map and what it leaves, when `physmem.retired` is not `none`.
     retired: Option<Box<(retired::RetiredMap, RetiredStats)>>,
     /// Reverse map: the first frame of every mapped data page → the page.
@@ -185,6 +189,7 @@ impl PhysMem {
             link_row: vec![0],
             table_frames: 0,
             pinned_frames: 0,
+            pins: Vec::new(),
             retired: None,
             owners: ReverseMap::new(capacity_frames),
             table_epoch: 0,
@@ -262,6 +267,9 @@ impl PhysMem {
             let ok = self.alloc.reserve(pfn);
             debug_assert!(ok, "pinned frame {pfn:?} was not free");
             self.pinned_frames += ok as u64;
+            if ok {
+                self.pins.push(pfn.0);
+            }
         }
     }
 
@@ -277,6 +285,22 @@ impl PhysMem {
     /// Frames pinned by pre-fragmentation.
     pub fn pinned_frames(&self) -> u64 {
         self.pinned_frames
+    }
+
+    /// The frames pre-fragmentation pinned at build.
+    pub fn pins(&self) -> &[u64] {
+        &self.pins
+    }
+
+    /// Take the one free frame `pfn` out of the allocator (see the
+    /// allocator contract's `reserve`); false, changing nothing, when it is
+    /// not free. Given back with [`Self::free`].
+    pub fn reserve_frame(&mut self, pfn: Pfn) -> bool {
+        let ok = self.alloc.reserve(pfn);
+        if ok {
+            self.slices_taken(pfn, 0);
+        }
+        ok
     }
 
     /// Frames currently holding page-table nodes.
