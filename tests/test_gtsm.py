@@ -267,6 +267,31 @@ def test_retired_pages_take_gt_superpages_away_and_thp_collapses_first():
     assert t["os.pages_2m"] * (2 << 20) / (t["os.pages_2m"] * (2 << 20) + t["os.pages_4k"] * 4096) < gt_share / 4
 
 
+@pytest.mark.parametrize("mode,group,footprint", [("gt_pde_4m", 32, "64MiB"), ("gt_pde_1m", 8, "16MiB")])
+def test_a_gt_aware_coalescing_l2_takes_whole_b_blocks(mode, group, footprint):
+    # Beyond the paper: an L2 entry that decodes the GT-PDE covers a B-block,
+    # so the L2's 512 entries hold the footprint's 512 B-blocks.
+    syn = {**_SYN, "footprint": footprint}
+
+    def run(gt: bool) -> dict:
+        org = f'mmu.tlb.l2_tlb.organisation={{ kind = "coalescing", group = {group}, gt_blocks = {str(gt).lower()} }}'
+        return tessera.simulate("gtsm_ptlsim", synthetic=syn, overrides=[*_GT, f'pagetable.format.mode="{mode}"', org], seed=2).stats
+
+    on, off = run(True), run(False)
+    assert on["mmu.l2_tlb.coalesced_hits"] > 0
+    assert off["mmu.l2_tlb.coalesced_hits"] == 0
+    assert on["walker.walks"] < off["walker.walks"] / 2
+    assert on["walker.leaves_gt"] == on["walker.walks"]
+    # Neither machine walks or maps more than the other: only the L2's reach differs.
+    assert on["os.gt_superpages"] == off["os.gt_superpages"]
+    assert on["mmu.l2_tlb.lookups"] == off["mmu.l2_tlb.lookups"]
+
+
+def test_gt_blocks_without_the_gt_table_is_a_config_error_naming_the_key():
+    with pytest.raises(tessera.ConfigError, match=r"mmu\.tlb\.l2_tlb\.organisation\.gt_blocks"):
+        tessera.resolve_config("gtsm_ptlsim", ['mmu.tlb.l2_tlb.organisation={ kind = "coalescing", gt_blocks = true }'])
+
+
 def test_gtsm_contradictions_are_config_errors_naming_the_key():
     with pytest.raises(tessera.ConfigError, match="pagetable.format"):
         tessera.resolve_config("gtsm_ptlsim", ['physmem.page_size="gtsm"'])

@@ -28,9 +28,10 @@ use crate::tlb::Neighbours;
 use crate::walker::{WalkResult, Walker};
 
 /// A translation found by a walk: the first frame and size of the page, its
-/// dirty state, and the host slot of the node holding the leaf with the
-/// radix level the walk ended at (neighbour fills read the PTEs around a
-/// level-1 leaf; a leaf above level 1 has no PTE neighbours).
+/// dirty state, and the host slot of the node holding the leaf (its first
+/// frame) with the radix level the walk ended at (neighbour fills read the
+/// PTEs around a level-1 leaf; a leaf above level 1 has no PTE neighbours,
+/// but a GT-PDE's 4 KiB translation has the others that entry maps).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
     pub pfn_base: u64,
@@ -47,6 +48,13 @@ impl Translation {
     #[inline]
     pub fn pte_node(&self) -> Option<u32> {
         (self.size == PageSize::Size4K && self.level == 1).then_some(self.node)
+    }
+
+    /// The node (host slot of its first frame) and level of the leaf that
+    /// gave this 4 KiB translation; None for a larger page.
+    #[inline]
+    pub fn leaf_4k(&self) -> Option<(u32, u32)> {
+        (self.size == PageSize::Size4K).then_some((self.node, self.level))
     }
 }
 
@@ -184,12 +192,46 @@ impl MemorySystem {
         out.first_vpn = first;
         out.len = n as u32;
         out.dirty = 0;
+        out.whole = false;
         for i in 0..n {
             let va_i = (first + i) << 12;
             let w = format.word(va_i, 1);
             let raw = self.mem.read_entry(node, w);
             out.pfn[i as usize] = match format.decode(raw, 1, va_i, asid, &|k| self.mem.read_entry(node, w + k as u64)) {
                 Step::Leaf { pfn_base, .. } => {
+                    out.dirty |= (format.is_dirty(raw) as u64) << i;
+                    pfn_base
+                }
+                _ => crate::tlb::NOT_PRESENT,
+            };
+        }
+    }
+
+    /// The 4 KiB translations of the aligned run of `n` pages around `va` of
+    /// `asid` whose walk ended at a leaf at `level` above 1 (a GT-PDE), in
+    /// the node whose first frame is host slot `node`. Each page is decoded
+    /// at that level from its own entry (`format.word(va_i, level)`): the
+    /// pages of the walked entry each to its own frame, those of another
+    /// entry of the node from that one, and a page whose entry is not a
+    /// 4 KiB leaf is not present. Read on the host, at no cost: the walker
+    /// holds the entry it ended at (a GT-PDE's 16 bytes describe its whole
+    /// superpage), so `out.whole` is set. A run is cut to the node's range.
+    pub fn block_neighbours(&self, va: u64, asid: Asid, node: u32, level: u32, n: u32, out: &mut Neighbours) {
+        use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
+        let format = self.pt.format();
+        let per_node = 1u64 << (format.node_shift(level) - crate::addr::BASE_SHIFT).min(63);
+        let n = (n as u64).min(per_node).min(crate::tlb::MAX_GROUP as u64);
+        let first = (va >> 12) & !(n - 1);
+        out.first_vpn = first;
+        out.len = n as u32;
+        out.dirty = 0;
+        out.whole = true;
+        for i in 0..n {
+            let va_i = (first + i) << 12;
+            let (es, w) = format.locate(level, node, format.word(va_i, level));
+            let raw = self.mem.read_entry(es, w);
+            out.pfn[i as usize] = match format.decode(raw, level, va_i, asid, &|k| self.mem.read_entry(es, w + k as u64)) {
+                Step::Leaf { pfn_base, size: PageSize::Size4K } => {
                     out.dirty |= (format.is_dirty(raw) as u64) << i;
                     pfn_base
                 }
@@ -218,15 +260,30 @@ impl MemorySystem {
                 self.mem.write_linked(slot, word, used);
             }
         }
-        Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.slot, level: leaf.level })
+        Some(Translation { pfn_base: leaf.pfn_base, size: leaf.size, dirty: format.is_dirty(leaf.raw), node: leaf.node, level: leaf.level })
     }
 
-    /// [`Self::neighbours`] of `va`'s page found by a software walk (no
-    /// cost), for a structure that fills without the machine walking;
-    /// `out.len = 0` if `va` is not mapped by a 4 KiB leaf.
-    pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, out: &mut Neighbours) {
+    /// The neighbours of the 4 KiB page of `va` mapped by the leaf at
+    /// `level` of the node in host slot `node` (its first frame): the run of
+    /// `n` PTEs around a level-1 leaf ([`Self::neighbours`]), the run of
+    /// `gt_n` pages decoded from a leaf above level 1
+    /// ([`Self::block_neighbours`]), or none (`out.len = 0`) when `gt_n` is 0.
+    pub fn neighbours_of_leaf(&self, va: u64, asid: Asid, (node, level): (u32, u32), n: u32, gt_n: u32, out: &mut Neighbours) {
+        if level == 1 {
+            self.neighbours(va, asid, node, n, out);
+        } else if gt_n > 0 {
+            self.block_neighbours(va, asid, node, level, gt_n, out);
+        } else {
+            out.len = 0;
+        }
+    }
+
+    /// [`Self::neighbours_of_leaf`] of `va`'s page found by a software walk
+    /// (no cost), for a structure that fills without the machine walking;
+    /// `out.len = 0` if `va` is not mapped by a 4 KiB page.
+    pub fn leaf_neighbours(&self, va: u64, asid: Asid, n: u32, gt_n: u32, out: &mut Neighbours) {
         match self.pt.leaf(&self.mem, asid, va) {
-            Some(leaf) if leaf.size == PageSize::Size4K && leaf.level == 1 => self.neighbours(va, asid, leaf.slot, n, out),
+            Some(leaf) if leaf.size == PageSize::Size4K => self.neighbours_of_leaf(va, asid, (leaf.node, leaf.level), n, gt_n, out),
             _ => out.len = 0,
         }
     }

@@ -333,6 +333,7 @@ family! {
         ref fn memo_safe() -> bool;
         ref fn subpage_fill(va: u64, asid: crate::addr::Asid) -> bool;
         ref fn neighbours_wanted() -> u32;
+        ref fn gt_neighbours_wanted() -> u32;
         ref fn entry_neighbours(va: u64, asid: crate::addr::Asid, out: &mut crate::tlb::Neighbours);
         mut fn mark_dirty(va: u64, asid: crate::addr::Asid);
         mut fn invalidate_page(va: u64, asid: crate::addr::Asid) -> u64;

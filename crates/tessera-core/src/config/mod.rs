@@ -434,6 +434,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         return Err(Error::config("mmu.tlb", "a machine needs at least one TLB structure"));
     }
     let fill = spec.mmu.fill;
+    let format_kind = spec.pagetable.format.kind.clone();
     for (name, t) in spec.mmu.tlb.iter_mut() {
         let path = format!("mmu.tlb.{name}");
         if t.page_sizes.is_empty() {
@@ -448,6 +449,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         geometry(&path, t.entries, t.ways, spec::MAX_ENTRIES)?;
         resolve_mech(&mut t.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
         resolve_mech(&mut t.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
+        check_gt_blocks(&format_kind, &path, &t.organisation)?;
         // What only a built organisation can check (page sizes it needs, fill policies it can serve).
         crate::tlb::build_organisation(name, t, fill, 0)?;
     }
@@ -533,6 +535,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         geometry(&path, s.entries, s.ways, spec::MAX_ENTRIES)?;
         resolve_mech(&mut s.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
         resolve_mech(&mut s.organisation, &format!("{path}.organisation"), AnyTlbOrganisation::resolve)?;
+        check_gt_blocks(&format_kind, &path, &s.organisation)?;
         crate::tlb::build_organisation_at(path, &s.as_tlb(), spec::FillPolicy::AllLevels, 0)?;
     }
 
@@ -697,6 +700,23 @@ fn check_slices(spec: &Spec) -> Result<()> {
         return Err(Error::config(
             "os.swap",
             format!("physmem.page_size = {policy:?} maps superpages over slices, which have no page-out path: remove the swap device or use another page-size policy"),
+        ));
+    }
+    Ok(())
+}
+
+/// A coalescing structure with `gt_blocks` (at config path `path`) fills
+/// from GT-PDEs, which only the gt_pde table (`format`) holds: anywhere else
+/// the key would silently do nothing.
+fn check_gt_blocks(format: &str, path: &str, org: &MechanismSpec) -> Result<()> {
+    let on = org.kind == "coalescing" && org.params.get("gt_blocks").and_then(toml::Value::as_bool) == Some(true);
+    if on && format != "gt_pde" {
+        return Err(Error::config_allowed(
+            format!("{path}.organisation.gt_blocks"),
+            format!(
+                "gt_blocks = true fills an entry from the B-blocks a GT-PDE maps, and only pagetable.format = \"gt_pde\" holds GT-PDEs, not {format:?}; use the gt_pde table or leave gt_blocks out"
+            ),
+            &["false"],
         ));
     }
     Ok(())

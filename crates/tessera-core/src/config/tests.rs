@@ -232,6 +232,27 @@ fn coalescing_group_must_be_a_power_of_two_from_1_to_64() {
     }
 }
 
+/// `gt_blocks` needs GT-PDEs to decode: with any other table it is an error
+/// naming the key, for a TLB structure and a shadow alike. Left out of the
+/// written config when false.
+#[test]
+fn gt_blocks_needs_the_gt_pde_table() {
+    let org = "{ kind = \"coalescing\", group = 32, gt_blocks = true }";
+    let e = preset_err(&[&format!("mmu.tlb.l2_tlb.organisation={org}")]);
+    assert!(e.contains("mmu.tlb.l2_tlb.organisation.gt_blocks") && e.contains("gt_pde") && e.contains("\"x86_radix\""), "{e}");
+    let e = preset_err(&[&format!("mmu.shadow.s={{ entries = 64, ways = 4, organisation = {org} }}")]);
+    assert!(e.contains("mmu.shadow.s.organisation.gt_blocks"), "{e}");
+    let gt = |o: &str| {
+        let o = vec!["pagetable.format.kind=\"gt_pde\"".to_string(), "physmem.page_size=\"gtsm\"".into(), o.to_string()];
+        load(&ConfigSource::Preset("gtsm_ptlsim".into()), &o).unwrap()
+    };
+    let on = gt(&format!("mmu.tlb.l2_tlb.organisation={org}"));
+    assert_eq!(on.mmu.tlb["l2_tlb"].organisation.params["gt_blocks"].as_bool(), Some(true));
+    assert_eq!(on, load(&ConfigSource::Text(on.to_toml()), &[]).unwrap());
+    let off = gt("mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", gt_blocks = false }");
+    assert!(!off.to_toml().contains("gt_blocks"));
+}
+
 #[test]
 fn coalescing_parameters_are_checked_strictly() {
     let e = preset_err(&["mmu.tlb.l2_tlb.organisation={ kind = \"coalescing\", fill_from = \"page\" }"]);

@@ -180,6 +180,18 @@ impl CpuMachine {
         self
     }
 
+    /// Translate one data access as a load or store does, and return the
+    /// page's first frame and size (for tests holding the machine's
+    /// translations to the page table's).
+    #[cfg(test)]
+    pub(crate) fn translate_data(&mut self, va: u64, asid: Asid, write: bool) -> Result<(u64, PageSize)> {
+        if self.shadows.is_some() {
+            self.translate::<true>(va, asid, write, false)
+        } else {
+            self.translate::<false>(va, asid, write, false)
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn shortcut_walks(&self) -> u64 {
         self.sys.walker.shortcut_walks
@@ -367,15 +379,16 @@ impl CpuMachine {
         self.mmu.mark_dirty(va, asid, instr);
     }
 
-    /// The shadows see a translation the machine made; `node`: the host slot
-    /// of the level-1 node holding its 4 KiB leaf, when at hand (else the
-    /// shadows find it if they need it).
+    /// The shadows see a translation the machine made; `leaf`: the node
+    /// (host slot of its first frame) and level of the leaf that gave its
+    /// 4 KiB translation, when at hand (else the shadows find it if they
+    /// need it).
     #[inline(never)]
-    fn observe(&mut self, f: &Fill, instr: bool, write: bool, node: Option<u32>) {
+    fn observe(&mut self, f: &Fill, instr: bool, write: bool, leaf: Option<(u32, u32)>) {
         let (Some(shadows), sys) = (self.shadows.as_deref_mut(), &self.sys) else { return };
-        shadows.observe(f, instr, write, |n, out| match node {
-            Some(node) => sys.neighbours(f.va, f.asid, node, n, out),
-            _ => sys.leaf_neighbours(f.va, f.asid, n, out),
+        shadows.observe(f, instr, write, |n, gt_n, out| match leaf {
+            Some(leaf) => sys.neighbours_of_leaf(f.va, f.asid, leaf, n, gt_n, out),
+            _ => sys.leaf_neighbours(f.va, f.asid, n, gt_n, out),
         });
     }
 
@@ -393,7 +406,7 @@ impl CpuMachine {
             self.set_dirty(va, asid, instr);
         }
         if SHADOWS {
-            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty || write }, instr, write, t.pte_node());
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty || write }, instr, write, t.leaf_4k());
         }
         Ok((t.pfn_base, t.size))
     }
@@ -419,11 +432,16 @@ impl CpuMachine {
         if let Some(node) = pte_node {
             self.sys.neighbours(va, asid, node, wanted, &mut self.neighbours);
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
+        } else if let Some((node, level)) = t.leaf_4k().filter(|&(_, l)| l > 1 && self.mmu.gt_neighbours_wanted() > 0) {
+            // A structure that understands GT-PDEs takes the other pages the
+            // entry maps, decoded from the 16 bytes the walker holds.
+            self.sys.block_neighbours(va, asid, node, level, self.mmu.gt_neighbours_wanted(), &mut self.neighbours);
+            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
         } else {
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
         }
         if SHADOWS {
-            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.pte_node());
+            self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.leaf_4k());
         }
         Ok((t.pfn_base, t.size))
     }

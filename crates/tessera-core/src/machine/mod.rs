@@ -107,6 +107,13 @@ impl Machine {
     }
 
     #[cfg(test)]
+    pub(crate) fn translate_data(&mut self, va: u64, asid: crate::addr::Asid, write: bool) -> Result<(u64, crate::addr::PageSize)> {
+        match self {
+            Machine::Cpu(m) => m.translate_data(va, asid, write),
+        }
+    }
+
+    #[cfg(test)]
     pub(crate) fn shortcut_walks(&self) -> u64 {
         match self {
             Machine::Cpu(m) => m.shortcut_walks(),

@@ -1204,6 +1204,101 @@ fn gtsm_runs_are_deterministic_and_retired_pages_cost_superpages() {
     assert!(one.get("os.gt_superpages") * (1 << 20) >= (128 << 20) / 2, "half the footprint or more in 1 MiB superpages");
 }
 
+/// The GT-aware coalescing L2 (`gt_blocks`): on a clean GT-PDE-4MB machine,
+/// the first touch of each 128 KiB B-block walks and its other 31 pages are
+/// coalesced hits; the next virtual B-block walks again. Without
+/// `gt_blocks` every page walks, as in the paper; with a group of 64 pages
+/// one walk covers two B-blocks, since a clean slice grants them in order.
+#[test]
+fn a_gt_aware_coalescing_l2_covers_a_b_block_per_walk() {
+    let co = |group: u32, gt: bool| format!("mmu.tlb.l2_tlb.organisation={{ kind = \"coalescing\", group = {group}, gt_blocks = {gt} }}");
+    let base = 0x7f00_0000_0000u64;
+    for (group, gt, walks) in [(32, true, 2), (32, false, 64), (64, true, 1)] {
+        let o = co(group, gt);
+        let mut m = Machine::build(&gtsm("gt_pde_4m", &[&o]), 3).unwrap();
+        let mut walked = Vec::new();
+        for page in 0..64u64 {
+            let before = m.stats().get("walker.walks");
+            m.feed(&one(AccessKind::Load, base + (page << 12), 8)).unwrap();
+            if m.stats().get("walker.walks") > before {
+                walked.push(page);
+            }
+        }
+        let s = m.stats();
+        assert_eq!(s.get("os.gt_superpages"), 1);
+        assert_eq!(s.get("walker.walks"), walks, "group {group}, gt_blocks {gt}: walked {walked:?}");
+        assert_eq!(s.get("mmu.l2_tlb.coalesced_hits"), 64 - walks, "group {group}, gt_blocks {gt}");
+        if gt && group == 32 {
+            assert_eq!(walked, [0, 32], "the first page of each B-block walks");
+        }
+        let (pt, mem) = (m.page_table(), m.physmem());
+        for page in 0..64u64 {
+            let va = base + (page << 12);
+            assert_eq!(m.mmu().peek(va, 0), pt.translate(mem, 0, va).map(|(p, _)| p.0), "{va:#x}");
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Coalescing structures with `gt_blocks` at level 1, level 2 or both,
+    /// and a shadow, on GT-PDE machines of every mode with retired pages
+    /// (slices whose B-blocks are not all contiguous, and 4 KiB pages where
+    /// no slice was granted): every translation the machine makes, and
+    /// every one its TLBs and the shadow hold at the end, is the page
+    /// table's.
+    #[test]
+    fn gt_aware_coalescing_translations_are_the_page_table_s(
+        mode in 0..5usize,
+        levels in 1..4u32,
+        group in proptest::sample::select(vec![8u32, 16, 32, 64]),
+        line in proptest::bool::ANY,
+        contiguous in proptest::bool::ANY,
+        l2_entries in proptest::sample::select(vec![32u32, 512]),
+        retired in proptest::sample::select(vec![0.0, 0.004, 0.02]),
+        accesses in proptest::collection::vec((0..4096u64, proptest::bool::ANY), 200..800),
+    ) {
+        let mode = crate::pagetable::gt_pde::GtMode::ALL[mode];
+        let org = format!(
+            "{{ kind = \"coalescing\", group = {group}, gt_blocks = true, require_contiguity = {contiguous}, fill_from = \"{}\" }}",
+            if line { "line" } else { "group" }
+        );
+        let mut o = vec![
+            format!("mmu.tlb.l2_tlb.entries={l2_entries}"),
+            format!("physmem.retired={{ kind = \"uniform\", fraction = {retired:?} }}"),
+            shadow("gt", 16, "4", &org),
+        ];
+        if levels & 1 != 0 {
+            o.push(format!("mmu.tlb.l1_dtlb_4k.organisation={org}"));
+        }
+        if levels & 2 != 0 {
+            o.push(format!("mmu.tlb.l2_tlb.organisation={org}"));
+        }
+        let o: Vec<&str> = o.iter().map(|s| s.as_str()).collect();
+        let mut m = Machine::build(&gtsm(mode.name(), &o), 9).unwrap();
+        // 16 MiB: several superpages, so groups meet B-block and superpage boundaries.
+        let base = 0x7f00_0000_0000u64;
+        for &(page, write) in &accesses {
+            let va = base + (page << 12) + 0x18;
+            let (pfn_base, size) = m.translate_data(va, 0, write).unwrap();
+            let got = pfn_base + ((va >> 12) & ((1 << size.order()) - 1));
+            let want = m.page_table().translate(m.physmem(), 0, va).map(|(p, _)| p.0);
+            proptest::prop_assert_eq!(Some(got), want, "{:?}: {:#x}", mode, va);
+        }
+        let (pt, mem) = (m.page_table(), m.physmem());
+        let shadows = m.cpu().unwrap().shadows().unwrap();
+        for page in 0..4096u64 {
+            let va = base + (page << 12);
+            let want = pt.translate(mem, 0, va).map(|(p, _)| p.0);
+            for held in [m.mmu().peek(va, 0), shadows.peek(va, 0)].into_iter().flatten() {
+                proptest::prop_assert_eq!(Some(held), want, "{:?}: stale entry for {:#x}", mode, va);
+            }
+        }
+        let s = m.stats();
+        proptest::prop_assert!(s.get("walker.leaves_gt") > 0 || retired > 0.01);
+    }
+}
+
 #[test]
 fn gtsm_walks_are_shorter_than_4k_walks() {
     let base = run(&spec("gtsm_ptlsim", &["physmem.capacity=\"1GiB\""]), Pattern::Uniform, 100_000, 256 << 20);

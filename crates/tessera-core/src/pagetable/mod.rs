@@ -85,9 +85,13 @@ pub struct PageTable {
 /// A present leaf found by a software walk: where its first word is and what it maps.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LeafRef {
-    /// Host slot of the node holding the entry, and the entry's first word index.
+    /// Host slot of the node's frame holding the entry, and the entry's
+    /// first word index in that frame.
     pub slot: u32,
     pub word: u64,
+    /// Host slot of the node's first frame (`slot` but in a node of several
+    /// frames), as a walk reports it.
+    pub node: u32,
     /// Physical address of the entry (what a walk reference reads).
     pub addr: u64,
     /// The entry's first word.
@@ -251,7 +255,7 @@ impl PageTable {
                 },
                 Step::Leaf { pfn_base, size } => {
                     let addr = (mem.table_frame_of(slot).0 << 12) + w * 8;
-                    return Some(Walk::Leaf(LeafRef { slot, word: w, addr, raw, level, size, pfn_base, large: None }));
+                    return Some(Walk::Leaf(LeafRef { slot, word: w, node, addr, raw, level, size, pfn_base, large: None }));
                 }
                 Step::LargeViaNext { size, .. } => {
                     let child = mem.entry_link(slot, w);
@@ -266,6 +270,7 @@ impl PageTable {
                     return Some(Walk::Leaf(LeafRef {
                         slot: child,
                         word: cw,
+                        node: child,
                         addr,
                         raw: craw,
                         level: level - 1,

@@ -12,6 +12,16 @@
 //! Pages larger than 4 KiB held by the structure are ordinary one-page
 //! entries of the same table (their tags never alias a group's).
 //!
+//! With `gt_blocks`, the structure also understands GT-PDEs (GTSM's
+//! superpages over non-contiguous B-blocks, [`crate::pagetable::gt_table`]):
+//! a walk that ends at one hands it the translations of the other pages of
+//! the group, decoded from the 16-byte entry the walker already holds, so
+//! one entry covers a whole B-block at no extra memory reference when
+//! `group` is the B-block's pages (32 in `gt_pde_4m`; 16 in `gt_pde_2m` and
+//! `p_gt_pde_4m`; 8 in `gt_pde_1m` and `p_gt_pde_2m`), and with a larger
+//! group whatever contiguous run of B-blocks the slice gives. Beyond both
+//! papers: GTSM keeps the TLBs unchanged and gives them 4 KiB pages.
+//!
 //! ## Paper
 //! Pham, Vaidyanathan, Jaleel, Bhattacharjee, "CoLT: Coalesced Large-Reach
 //! TLBs", MICRO 2012, DOI 10.1109/MICRO.2012.32 (CoLT-SA: set-associative,
@@ -57,6 +67,19 @@
 //!   a sub-page miss: a miss for the hierarchy, no replacement update.
 //! - Shootdown of one page clears its sub-page; the entry is freed with its
 //!   last sub-page. A dirty bit is set per sub-page.
+//! - `gt_blocks`: a fill whose neighbours were decoded from a GT-PDE
+//!   (`Neighbours::whole`, after a walk that ended at one, or a shadow's
+//!   miss on such a page) may install every sub-page of the group, whatever
+//!   `fill_from` says: the entry describes every B-block of its superpage.
+//!   Each neighbour is the frame its own block select gives (the GT-PDE's
+//!   entry for the pages of its superpage, so a group never needs another),
+//!   and contiguity is checked as for any fill, so a run stops where the
+//!   slice skips a B-block. Dirty bits are the GT-PDE's (one per superpage).
+//!   An entry remembers that a fill of it came from a GT-PDE, and a hit on
+//!   it at a lower level hands its sub-pages up as whole too. A structure
+//!   without `gt_blocks` takes none of a GT-PDE's neighbours (as before:
+//!   the 4 KiB page alone), and neither does a mosaic one. Walks that end
+//!   at a level-1 PTE (4 KiB pages under a PDE) fill as without it.
 //! - Not memo-safe: a repeated hit may be a coalesced hit, which a bulk count
 //!   of repeats would not see; the level-1 memo is off on a side with a
 //!   coalescing level-1 structure.
@@ -66,8 +89,11 @@
 //! ## Config
 //! `organisation = { kind = "coalescing", group = <power of two, 1..=64; 1 holds one page per entry, the plain baseline>
 //! (default 8), require_contiguity = <bool> (default true), fill_from =
-//! "line" | "group" (default "line") }`. The structure must hold 4 KiB pages.
-//! Without contiguity, `entries × group` frames must fit in 2^24 (as mosaic's).
+//! "line" | "group" (default "line"), gt_blocks = <bool> (default false) }`.
+//! The structure must hold 4 KiB pages. Without contiguity, `entries ×
+//! group` frames must fit in 2^24 (as mosaic's). `gt_blocks = true` needs
+//! `pagetable.format = "gt_pde"` (a config error names
+//! `<path>.organisation.gt_blocks` otherwise).
 //!
 //! ## Stats
 //! The five every structure has, and `mmu.<name>.coalesced_hits` (hits on a
@@ -118,6 +144,11 @@ pub struct Config {
     pub require_contiguity: bool,
     #[serde(default)]
     pub fill_from: FillFrom,
+    /// Understand GT-PDEs: a fill from one takes the pages of the group it maps.
+    /// Left out of the written config when false, so result identities from
+    /// before it existed stay as they were.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gt_blocks: bool,
 }
 
 fn d_group() -> u32 {
@@ -126,10 +157,13 @@ fn d_group() -> u32 {
 fn d_true() -> bool {
     true
 }
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 impl Default for Config {
     fn default() -> Self {
-        Config { group: d_group(), require_contiguity: true, fill_from: FillFrom::Line }
+        Config { group: d_group(), require_contiguity: true, fill_from: FillFrom::Line, gt_blocks: false }
     }
 }
 
@@ -149,14 +183,15 @@ fn de_group<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Erro
 
 /// Payload of one entry. For a group: `base` = frame of sub-page 0 of the
 /// run under contiguity, and one bit per sub-page in the masks (`own`:
-/// installed by a fill for that very sub-page). For a larger page: its first
-/// frame, bit 0.
+/// installed by a fill for that very sub-page; `whole`: some fill of it was
+/// decoded from a GT-PDE). For a larger page: its first frame, bit 0.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 struct Group {
     base: u64,
     valid: u64,
     dirty: u64,
     own: u64,
+    whole: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -169,6 +204,8 @@ pub struct Coalescing {
     group: u64,
     contiguous: bool,
     fill_from: FillFrom,
+    /// Fills from a GT-PDE take every page of the group it maps (`Neighbours::whole`).
+    gt_blocks: bool,
     /// Tag bits holding the run id (0: one entry per group, no run ids).
     run_mask: u64,
     run_shift: u32,
@@ -222,6 +259,7 @@ impl Mechanism for Coalescing {
             group,
             contiguous: cfg.require_contiguity,
             fill_from: cfg.fill_from,
+            gt_blocks: cfg.gt_blocks,
             run_mask: if cfg.require_contiguity { (group - 1) << run_shift } else { 0 },
             run_shift,
             indexed: ctx.ways > INDEX_MIN_WAYS,
@@ -311,11 +349,14 @@ impl Coalescing {
     }
 
     fn fill_4k(&mut self, f: &Fill, nb: &Neighbours) -> bool {
+        // Pages a GT-PDE maps are neighbours only to a structure that understands it.
+        let nb = if nb.whole && !self.gt_blocks { &Neighbours::EMPTY } else { nb };
         let vpn = f.va >> 12;
         let (set, t, i) = self.group_of(vpn, f.asid);
         let first = vpn - i;
         let base = f.pfn.wrapping_sub(i);
-        let (lo, hi) = self.window(i);
+        // The walker holds the GT-PDE: every page it maps is at hand, not only a line's.
+        let (lo, hi) = if nb.whole { (0, self.group) } else { self.window(i) };
         let (mut valid, mut dirty) = (1u64 << i, (f.dirty as u64) << i);
         for j in lo..hi {
             if j == i {
@@ -328,21 +369,22 @@ impl Coalescing {
                 }
             }
         }
+        let whole = nb.whole;
         if self.contiguous {
-            return self.fill_run(set, t, i, Group { base, valid, dirty, own: 1 << i });
+            return self.fill_run(set, t, i, Group { base, valid, dirty, own: 1 << i, whole });
         }
         let (slot, evicted) = match self.table.probe(set, t) {
             Some(slot) => {
                 let old = self.table.data(slot);
                 let kept = old.valid & !valid;
-                let e = Group { base, valid: valid | kept, dirty: dirty | (old.dirty & kept), own: 1 << i | old.own };
+                let e = Group { base, valid: valid | kept, dirty: dirty | (old.dirty & kept), own: 1 << i | old.own, whole: whole || old.whole };
                 // Present: the payload is replaced and the entry becomes most recent.
                 let ev = self.table.insert(set, t, e);
                 debug_assert!(ev.is_none());
                 (slot, false)
             }
             None => {
-                let ev = self.table.insert_after_miss(set, t, Group { base, valid, dirty, own: 1 << i });
+                let ev = self.table.insert_after_miss(set, t, Group { base, valid, dirty, own: 1 << i, whole });
                 (self.table.probe(set, t).expect("just installed"), ev.is_some())
             }
         };
@@ -403,7 +445,13 @@ impl Coalescing {
         if let Some(slot) = same {
             let old = self.table.data(slot);
             let kept = old.valid & !new.valid;
-            let e = Group { base: new.base, valid: new.valid | kept, dirty: new.dirty | (old.dirty & kept), own: 1 << i | old.own };
+            let e = Group {
+                base: new.base,
+                valid: new.valid | kept,
+                dirty: new.dirty | (old.dirty & kept),
+                own: 1 << i | old.own,
+                whole: new.whole || old.whole,
+            };
             // Present: the payload is replaced and the entry becomes most recent.
             let ev = self.table.insert(set, self.table.tag(slot), e);
             debug_assert!(ev.is_none());
@@ -460,7 +508,7 @@ impl TlbOrganisation for Coalescing {
             return self.fill_4k(f, nb);
         }
         let (set, t) = self.page_of(f.va, f.size, f.asid);
-        let e = Group { base: f.pfn, valid: 1, dirty: f.dirty as u64, own: 1 };
+        let e = Group { base: f.pfn, valid: 1, dirty: f.dirty as u64, own: 1, whole: false };
         self.table.insert(set, t, e).is_some()
     }
 
@@ -495,8 +543,17 @@ impl TlbOrganisation for Coalescing {
         }
     }
 
+    fn gt_neighbours_wanted(&self) -> u32 {
+        if self.gt_blocks {
+            self.group as u32
+        } else {
+            0
+        }
+    }
+
     fn entry_neighbours(&self, va: u64, asid: Asid, out: &mut Neighbours) {
         out.len = 0;
+        out.whole = false;
         if !self.sizes[..self.n_sizes].contains(&PageSize::Size4K) {
             return;
         }
@@ -506,6 +563,7 @@ impl TlbOrganisation for Coalescing {
         out.first_vpn = (va >> 12) - j;
         out.len = self.group as u32;
         out.dirty = e.dirty & e.valid;
+        out.whole = e.whole;
         for k in 0..self.group {
             out.pfn[k as usize] = if e.valid >> k & 1 == 1 { self.frame(slot, &e, k) } else { NOT_PRESENT };
         }

@@ -111,11 +111,17 @@ pub struct Neighbours {
     pub pfn: [u64; MAX_GROUP],
     /// Bit i: sub-page i's leaf is dirty.
     pub dirty: u64,
+    /// The run was decoded from a leaf above level 1 that maps each of its
+    /// pages (a GT-PDE, whose bitmap describes whole B-blocks), not read
+    /// from PTEs: all of it is at hand, whatever a structure's `fill_from`
+    /// says. Only a structure that understands such leaves (a coalescing
+    /// one with `gt_blocks`) uses it; the others take none of it.
+    pub whole: bool,
 }
 
 impl Neighbours {
     /// No neighbours given.
-    pub const EMPTY: Neighbours = Neighbours { first_vpn: 0, len: 0, pfn: [NOT_PRESENT; MAX_GROUP], dirty: 0 };
+    pub const EMPTY: Neighbours = Neighbours { first_vpn: 0, len: 0, pfn: [NOT_PRESENT; MAX_GROUP], dirty: 0, whole: false };
 
     /// Frame and dirty bit of 4 KiB page `vpn`, if it is in the run and present.
     #[inline]
@@ -460,6 +466,8 @@ pub struct Mmu {
     promote_nb: [bool; 2],
     /// Largest run of neighbours any structure wants on a 4 KiB fill.
     nb_wanted: u32,
+    /// Largest run any structure wants on a 4 KiB fill from a GT-PDE.
+    gt_wanted: u32,
     /// Neighbours of a lower-level hit being promoted.
     scratch: Box<Neighbours>,
     /// `[data, instr]`: memo repeats of dropped memos, each a lookup in every
@@ -547,6 +555,7 @@ impl Mmu {
         let memo_ok = [Side::Data, Side::Instr].map(|side| on_side(side).filter(|t| t.level == 1).all(|t| t.org.memo_safe()));
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
+        let gt_wanted = tlbs.iter().map(|t| t.org.gt_neighbours_wanted()).max().unwrap_or(0);
         let n_tlbs = tlbs.len();
         Ok(Mmu {
             tlbs,
@@ -561,6 +570,7 @@ impl Mmu {
             memo_ok,
             promote_nb,
             nb_wanted,
+            gt_wanted,
             scratch: Box::new(Neighbours::EMPTY),
             repeats: [0; 2],
             repeat_hits: vec![0; n_tlbs],
@@ -573,6 +583,14 @@ impl Mmu {
     /// walked leaf.
     pub fn neighbours_wanted(&self) -> u32 {
         self.nb_wanted
+    }
+
+    /// The largest aligned run of 4 KiB translations, in pages, that any
+    /// structure can use on a fill of a 4 KiB page mapped by a GT-PDE (0:
+    /// none understands GT-PDEs). The machine decodes that run from the
+    /// walked entry ([`Neighbours::whole`]).
+    pub fn gt_neighbours_wanted(&self) -> u32 {
+        self.gt_wanted
     }
 
     /// Whether instruction fetches are translated (the machine has instruction-side structures).
@@ -831,7 +849,9 @@ impl Mmu {
 
     /// Install a completed walk's translation. `nb`: the 4 KiB leaf
     /// translations around a 4 KiB page (the aligned run of
-    /// [`Self::neighbours_wanted`] pages; empty when that is 0).
+    /// [`Self::neighbours_wanted`] pages; empty when that is 0), or, for a
+    /// page a GT-PDE maps, the run of [`Self::gt_neighbours_wanted`] pages
+    /// decoded from it (marked `whole`; empty when that is 0).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool, nb: &Neighbours) {

@@ -346,6 +346,8 @@ impl TlbOrganisation for Mosaic {
 
     #[inline(never)]
     fn fill(&mut self, f: &Fill, nb: &Neighbours, _absent: bool) -> bool {
+        // The pages a GT-PDE maps are not leaves this organisation reads.
+        let nb = if nb.whole { &Neighbours::EMPTY } else { nb };
         let vpn = f.va >> 12;
         let (set, t, j) = self.group_of(vpn, f.asid);
         let first = vpn - j;
@@ -437,6 +439,7 @@ impl TlbOrganisation for Mosaic {
 
     fn entry_neighbours(&self, va: u64, asid: Asid, out: &mut Neighbours) {
         out.len = 0;
+        out.whole = false;
         let (set, t, j) = self.group_of(va >> 12, asid);
         let Some(slot) = self.table.probe(set, t) else { return };
         let e = self.table.data(slot);

@@ -9,7 +9,10 @@
 //! - After a walk, or a hit at a lower level under `mmu.fill = "all_levels"`,
 //!   it calls [`TlbOrganisation::fill`] with the translation and the 4 KiB
 //!   leaf translations around it ([`super::Neighbours`]; empty for
-//!   organisations that want none, see [`TlbOrganisation::neighbours_wanted`]).
+//!   organisations that want none, see [`TlbOrganisation::neighbours_wanted`];
+//!   after a walk that ended at a GT-PDE, the pages that entry maps, marked
+//!   `whole`, which only organisations whose
+//!   [`TlbOrganisation::gt_neighbours_wanted`] is not 0 may use).
 //! - A lookup that ends in [`Probe::SubpageFill`] in every level it reached
 //!   (and hit nowhere) is served without a walk: the machine reads the page's
 //!   translation from the page table at no cost and hands it to `fill` like a
@@ -155,6 +158,14 @@ pub trait TlbOrganisation {
     /// The aligned run of 4 KiB leaf translations, in pages, that a fill of a
     /// 4 KiB page can use (0: none).
     fn neighbours_wanted(&self) -> u32;
+
+    /// The aligned run of 4 KiB translations, in pages, that a fill of a
+    /// 4 KiB page mapped by a leaf above level 1 (a GT-PDE) can use, decoded
+    /// from that leaf ([`Neighbours::whole`]); 0: the structure does not
+    /// understand such leaves and takes none of them.
+    fn gt_neighbours_wanted(&self) -> u32 {
+        0
+    }
 
     /// The 4 KiB translations the entry covering `va` holds, as neighbours for
     /// filling the levels above after a hit here (`out.len = 0` if none).

@@ -55,6 +55,8 @@ pub struct Shadows {
     sides: [Vec<usize>; 2],
     /// Largest run of neighbours any shadow wants on a 4 KiB fill.
     nb_wanted: u32,
+    /// Largest run any shadow wants on a 4 KiB fill from a GT-PDE.
+    gt_wanted: u32,
     nb: Box<Neighbours>,
 }
 
@@ -71,7 +73,8 @@ impl Shadows {
         let on = |side: Side| (0..tlbs.len()).filter(|&i| tlbs[i].side == side || tlbs[i].side == Side::Unified).collect();
         let sides = [on(Side::Data), on(Side::Instr)];
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
-        Ok(Some(Box::new(Shadows { tlbs, sides, nb_wanted, nb: Box::new(Neighbours::EMPTY) })))
+        let gt_wanted = tlbs.iter().map(|t| t.org.gt_neighbours_wanted()).max().unwrap_or(0);
+        Ok(Some(Box::new(Shadows { tlbs, sides, nb_wanted, gt_wanted, nb: Box::new(Neighbours::EMPTY) })))
     }
 
     /// The structures (for tests and reports).
@@ -81,12 +84,14 @@ impl Shadows {
 
     /// The machine translated `f.va` (page of `f.size` at `f.pfn`; `f.dirty`:
     /// the page is dirty after this access) on one side; `write`: the access
-    /// is a store. `neighbours(n, out)` reads the aligned run of `n` 4 KiB
-    /// leaves around the page; it is called at most once, and only if a
-    /// shadow that wants neighbours misses on a 4 KiB page.
+    /// is a store. `neighbours(n, gt_n, out)` reads the aligned run of `n`
+    /// 4 KiB leaves around the page, or, when a GT-PDE maps the page, the
+    /// run of `gt_n` pages decoded from it (none when `gt_n` is 0); it is
+    /// called at most once, and only if a shadow that wants neighbours
+    /// misses on a 4 KiB page.
     #[inline]
-    pub fn observe(&mut self, f: &Fill, instr: bool, write: bool, mut neighbours: impl FnMut(u32, &mut Neighbours)) {
-        let Shadows { tlbs, sides, nb_wanted, nb } = self;
+    pub fn observe(&mut self, f: &Fill, instr: bool, write: bool, mut neighbours: impl FnMut(u32, u32, &mut Neighbours)) {
+        let Shadows { tlbs, sides, nb_wanted, gt_wanted, nb } = self;
         let mut nb_read = false;
         for &i in &sides[instr as usize] {
             let t = &mut tlbs[i];
@@ -110,7 +115,7 @@ impl Shadows {
                 Probe::Miss | Probe::SubpageMiss => {
                     let wants = f.size == PageSize::Size4K && t.org.neighbours_wanted() > 0;
                     if wants && !nb_read {
-                        neighbours(*nb_wanted, nb);
+                        neighbours(*nb_wanted, *gt_wanted, nb);
                         nb_read = true;
                     }
                     t.fill(f, if wants { nb } else { &Neighbours::EMPTY }, true);

@@ -70,6 +70,38 @@ fn fill_from_line_stops_at_the_line_and_group_does_not() {
     assert_eq!(small.org.neighbours_wanted(), 4);
 }
 
+/// Neighbours decoded from a GT-PDE (`whole`) fill the whole group of a
+/// `gt_blocks` structure whatever `fill_from` says, up to where the frames
+/// stop being contiguous; a structure without `gt_blocks` takes the walked
+/// page alone; and the entry hands its pages up as whole.
+#[test]
+fn whole_neighbours_fill_the_group_of_a_gt_aware_structure_only() {
+    // Pages 0x300..0x320: a B-block at 7000.., but for its last 4 pages (another B-block).
+    let mut nb = run(0x305, 32, u32::MAX as u64, |k| Some(if k < 28 { 7000 + k } else { 9000 + k }));
+    nb.whole = true;
+    let mut gt = build(16, Ways::N(4), &[K4], "group = 32\ngt_blocks = true");
+    let mut plain = build(16, Ways::N(4), &[K4], "group = 32");
+    assert_eq!((gt.org.gt_neighbours_wanted(), plain.org.gt_neighbours_wanted()), (32, 0));
+    assert_eq!(gt.org.neighbours_wanted(), 8, "PTE fills still read one line");
+    fill4k(&mut gt, 0x305, 0, 7005, &nb);
+    fill4k(&mut plain, 0x305, 0, 7005, &nb);
+    assert_eq!(gt.lookup(0x300 << 12, 0), Probe::Hit { pfn: 7000, size: K4, dirty: true });
+    assert_eq!(gt.lookup(0x31b << 12, 0), Probe::Hit { pfn: 7027, size: K4, dirty: true });
+    assert_eq!(gt.lookup(0x31c << 12, 0), Probe::SubpageMiss, "not contiguous");
+    assert_eq!(plain.lookup(0x305 << 12, 0), hit(7005));
+    assert_eq!(plain.lookup(0x306 << 12, 0), Probe::SubpageMiss, "a GT-PDE's pages are not PTE neighbours");
+    let mut up = Neighbours::EMPTY;
+    gt.org.entry_neighbours(0x310 << 12, 0, &mut up);
+    assert!(up.whole);
+    assert_eq!((up.first_vpn, up.len, up.get(0x31b), up.get(0x31c)), (0x300, 32, Some((7027, true)), None));
+    // A PTE walk's entry is not whole: its pages go up through the line window.
+    let mut pte = build(16, Ways::N(4), &[K4], "group = 32\ngt_blocks = true");
+    fill4k(&mut pte, 0x405, 0, 5005, &run(0x405, 8, 0, |k| Some(5000 + k)));
+    pte.org.entry_neighbours(0x405 << 12, 0, &mut up);
+    assert!(!up.whole);
+    assert_eq!(up.get(0x407), Some((5007, false)));
+}
+
 #[test]
 fn a_second_walk_merges_into_its_run_and_another_run_gets_its_own_entry() {
     let mut t = build(16, Ways::N(4), &[K4], "group = 8");
