@@ -193,6 +193,9 @@ COMMANDS: dict[str, Check] = {
     "pagetable.format.mode=gt_pde_4m --set physmem.page_size=gtsm --set mmu.tlb.l2_tlb.organisation.kind=coalescing "
     "--set mmu.tlb.l2_tlb.organisation.group=32 --set mmu.tlb.l2_tlb.organisation.gt_blocks=true --workload gups "
     "--param table=64MiB --param updates=100k": Run(small=(("100k", "5k"),)),
+    "tessera run --preset gtsm_ptlsim --set physmem.capacity=3GiB --set physmem.page_size=thp --set "
+    "physmem.fragmentation=0.5 --set \"os.compaction={}\" --workload gups --param table=2GiB --param updates=200k":
+        Run(small=(("200k", "5k"),)),
     "tessera bench --page-tables --accesses 5000000 --rounds 3": Run(small=(("5000000 --rounds 3", "2000 --rounds 1"),)),
     # The reproductions.
     "tessera reproduce mmu-analysis --quick -o mmu-report": _REPRODUCE,

@@ -308,3 +308,46 @@ def test_the_summary_shows_gt_superpages(cli):
             "--set", "physmem.page_size=gtsm", "--synthetic", "uniform", "--accesses", "20000", "--footprint", "64MiB")
     assert r.code == 0, r.err
     assert "GT superpages mapped" in r.out and "walks ended at a GT-PDE" in r.out
+
+
+# -- THP with direct compaction (os.compaction), the baseline GTSM beats on retired pages --
+
+_COMPACT = ["physmem.capacity=3GiB", "physmem.page_size=thp", "physmem.fragmentation=0.5"]
+
+
+def _gups(over):
+    r = tessera.simulate("gtsm_ptlsim", workload="gups", params={"table": "2GiB", "updates": "50k"}, overrides=over)
+    return r.counters
+
+
+def test_compaction_gives_thp_back_what_movable_fragmentation_took_but_not_what_retired_frames_took():
+    plain = _gups(_COMPACT)
+    compacted = _gups([*_COMPACT, "os.compaction={}"])
+    # Half of the 1536 blocks are pinned; the 2 GiB table needs 1025 regions.
+    assert plain["os.pages_2m"] == 768 and plain["os.pages_4k"] > 0
+    assert compacted["os.pages_2m"] == 1025 and compacted["os.pages_4k"] == 0
+    assert compacted["os.compaction.successes"] == compacted["os.compaction.pins_migrated"] == 257
+    assert compacted["walker.walks"] < plain["walker.walks"]
+    retired = ['physmem.retired={ kind = "uniform", fraction = 0.005 }']
+    worn = _gups([*_COMPACT, *retired])
+    worn_compacted = _gups([*_COMPACT, *retired, "os.compaction={}"])
+    clean = worn_compacted["physmem.retired.clean_blocks_2m"]
+    # Compaction rebuilds every clean block and none with a retired frame.
+    assert worn["os.pages_2m"] < clean == worn_compacted["os.pages_2m"]
+    assert worn_compacted["os.compaction.failures"] > 0 and worn_compacted["os.compaction.deferred"] > 0
+
+
+def test_compaction_config_errors_name_the_key():
+    with pytest.raises(tessera.ConfigError, match="physmem.page_size"):
+        tessera.resolve_config("gtsm_ptlsim", ["os.compaction={}"])
+    with pytest.raises(tessera.ConfigError, match="physmem.page_size"):
+        tessera.resolve_config("gtsm_ptlsim", [*_GT, "os.compaction={}"])
+    with pytest.raises(tessera.ConfigError, match="os.compaction"):
+        tessera.resolve_config("gtsm_ptlsim", ["physmem.page_size=thp", "os.compaction={ migrate = 1 }"])
+
+
+def test_the_summary_shows_compaction(cli):
+    r = cli("run", "--preset", "gtsm_ptlsim", *[a for o in _COMPACT for a in ("--set", o)], "--set", "os.compaction={}",
+            "--workload", "gups", "--param", "table=2GiB", "--param", "updates=20k")
+    assert r.code == 0, r.err
+    assert "compactions for a 2 MiB page" in r.out and "pinned frames moved" in r.out

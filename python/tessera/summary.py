@@ -251,6 +251,13 @@ def summary_tables(result: Result) -> list[Any]:
     mem.add("  GT superpages mapped", "os.gt_superpages", skip_zero=True)
     mem.add("walks ended at a GT-PDE", "walker.leaves_gt", skip_zero=True)
     mem.add("  large-page fallbacks", "os.large_fallbacks", skip_zero=True)
+    mem.add("compactions for a 2 MiB page", "os.compaction.attempts", skip_zero=True)
+    mem.add("  that freed a block", "os.compaction.successes", skip_zero=True)
+    mem.add("  deferred after failures", "os.compaction.deferred", skip_zero=True)
+    mem.add("  pages moved (this process)", "os.compaction.pages_migrated", skip_zero=True)
+    mem.add("  pinned frames moved", "os.compaction.pins_migrated", skip_zero=True)
+    if timed:
+        mem.add("  compaction cycles", "os.compaction.cycles", skip_zero=True)
     mem.add("page-table frames", "physmem.table_frames")
     mem.add("frames allocated", "physmem.allocated_frames")
     mem.add("frames free", "physmem.free_frames")
