@@ -411,6 +411,32 @@ impl CpuMachine {
         Ok((t.pfn_base, t.size))
     }
 
+    /// Fill the TLBs after a walk when some structure takes the
+    /// translations around the walked page: the PTEs of a level-1 leaf's
+    /// line or group, or the pages a GT-PDE maps (to a structure that
+    /// understands GT-PDEs). Out of line: the walk of a machine without
+    /// such a structure stays small.
+    #[inline(never)]
+    fn fill_with_neighbours(&mut self, va: u64, asid: Asid, instr: bool, t: &crate::memsys::Translation) {
+        let wanted = self.mmu.neighbours_wanted();
+        let gt_wanted = self.mmu.gt_neighbours_wanted();
+        match t.leaf_4k() {
+            // Only a 4 KiB leaf read in a level-1 node has PTE neighbours.
+            Some((node, 1)) if wanted > 0 => self.sys.neighbours(va, asid, node, wanted, &mut self.neighbours),
+            // A 4 KiB translation that ended above level 1 (a GT-PDE's):
+            // the other pages the entry maps, decoded from the 16 bytes
+            // the walker holds.
+            Some((node, level)) if level > 1 && gt_wanted > 0 => {
+                self.sys.block_neighbours(va, asid, node, level, gt_wanted, &mut self.neighbours)
+            }
+            _ => {
+                self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
+                return;
+            }
+        }
+        self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
+    }
+
     /// The TLB-miss path, kept out of line so the hit path stays small.
     #[inline(never)]
     fn walk<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
@@ -425,20 +451,11 @@ impl CpuMachine {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
-        let wanted = self.mmu.neighbours_wanted();
-        // Only a 4 KiB leaf read in a level-1 node has PTE neighbours (a
-        // 4 KiB translation may also end above level 1, as a GT-PDE's does).
-        let pte_node = if wanted == 0 { None } else { t.pte_node() };
-        if let Some(node) = pte_node {
-            self.sys.neighbours(va, asid, node, wanted, &mut self.neighbours);
-            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
-        } else if let Some((node, level)) = t.leaf_4k().filter(|&(_, l)| l > 1 && self.mmu.gt_neighbours_wanted() > 0) {
-            // A structure that understands GT-PDEs takes the other pages the
-            // entry maps, decoded from the 16 bytes the walker holds.
-            self.sys.block_neighbours(va, asid, node, level, self.mmu.gt_neighbours_wanted(), &mut self.neighbours);
-            self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
-        } else {
+        if self.mmu.neighbours_wanted() | self.mmu.gt_neighbours_wanted() == 0 {
+            // Most machines: no structure takes neighbours, one test here.
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
+        } else {
+            self.fill_with_neighbours(va, asid, instr, &t);
         }
         if SHADOWS {
             self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.leaf_4k());
