@@ -477,7 +477,8 @@ def versus_findings(vt: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame
                          f"{num(float(v['compaction_failures'].sum()), 0)} failed attempts, compaction at most "
                          f"{num(float(v['compaction_cycles_pct'].max()), 2)} % of a run's cycles")
         out.append("Compaction in the measured phase (means over seeds, summed over workloads): "
-                   + "; ".join(parts) + ".")
+                   + "; ".join(parts) + ". Compactions during the warm-up are not counted here; the superpage "
+                   "shares above are the mappings at the end of the run and include them.")
     for (f, a, b), r in pairs.iterrows():
         words = []
         if r["above"]:
