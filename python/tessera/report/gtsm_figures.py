@@ -211,14 +211,17 @@ def versus(t: pd.DataFrame, out_dir: Path) -> list[Path]:
             lo = np.array([float(r["gain"] - r["gain_min"]) if r is not None else 0.0 for r in rows])
             hi = np.array([float(r["gain_max"] - r["gain"]) if r is not None else 0.0 for r in rows])
             ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(y), width, color=_COLORS.get(d, "#333333"),
-                   label=_label(d), yerr=np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)]), capsize=1.5,
+                   label=gs.RIVAL_LABEL.get(d, _label(d)), yerr=np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)]), capsize=1.5,
                    error_kw={"lw": 0.7})
         ax.axhline(0, color="#444444", lw=0.6)
         ax.set_ylabel("% IPC over 4 KiB")
         ax.set_title(f"{100 * f:g} % of frames retired, half the 2 MiB blocks pinned", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[-1, 0].set_xticks(x, wls, rotation=30, ha="right")
-    _legend_below(fig, axes[-1, 0], len(designs))
+    # The legend below the panels, in about half an inch whatever the figure's height.
+    handles, labels = axes[-1, 0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(designs), fontsize=8, frameon=False)
     return save(fig, out_dir, "versus")
 
 
