@@ -196,6 +196,12 @@ COMMANDS: dict[str, Check] = {
     "tessera run --preset gtsm_ptlsim --set physmem.capacity=3GiB --set physmem.page_size=thp --set "
     "physmem.fragmentation=0.5 --set \"os.compaction={}\" --workload gups --param table=2GiB --param updates=200k":
         Run(small=(("200k", "5k"),)),
+    # GTSM reproduction: Mosaic Pages' pool load against its LLC misses (docs/reproduce-gtsm.md).
+    **{f"tessera run --preset gtsm_ptlsim --set physmem.capacity=16GiB{m} --workload setcover --param scale=19 "
+       '--warmup "47M instructions"': Run(small=(("scale=19", "scale=11"), ("47M instructions", "110k instructions")))
+       for m in [""] + [" --set pagetable.format.kind=mosaic_toc --set physmem.allocator.kind=iceberg --set "
+                        f"physmem.allocator.pool={pool} --set mmu.tlb.l1_dtlb_4k.organisation.kind=mosaic --set "
+                        "mmu.tlb.l2_tlb.organisation.kind=mosaic" for pool in ("16128MiB", "64MiB")]},
     "tessera bench --page-tables --accesses 5000000 --rounds 3": Run(small=(("5000000 --rounds 3", "2000 --rounds 1"),)),
     # The reproductions.
     "tessera reproduce mmu-analysis --quick -o mmu-report": _REPRODUCE,

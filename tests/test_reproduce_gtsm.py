@@ -64,7 +64,9 @@ def test_other_sweeps_vary_one_thing_each() -> None:
     assert {p["mmu.psc.pde.entries"] for p in pde} == {64, 128, 256}
     co = _points(gs.coalescing_spec("quick"))
     assert {p["mmu.tlb.l2_tlb.organisation"]["group"] for p in co} == {8, 32}
-    assert all(p["physmem.page_size"] == {"kind": "base_only"} for p in co)
+    # The 4 KiB coalescing runs (the GT-aware entry's runs are GT-PDE-4MB's, checked below).
+    assert all(p["physmem.page_size"] == {"kind": "base_only"} for p in co
+               if not p["mmu.tlb.l2_tlb.organisation"].get("gt_blocks"))
     be = _points(gs.beyond_spec("quick"))
     assert all(p["physmem.retired"]["kind"] == "clustered" and p["physmem.retired"]["fraction"] == gs.BEYOND_FRACTION
                for p in be)
@@ -119,6 +121,42 @@ def _ipc_of(w: str, d: str, seed: int) -> float:
     return base * (1.0 + g) * jitter
 
 
+_GT_ENTRY_CFG = {"config.mmu.tlb.l2_tlb.organisation.kind": "coalescing",
+                 "config.mmu.tlb.l2_tlb.organisation.group": 32, "config.mmu.tlb.l2_tlb.organisation.gt_blocks": True}
+
+
+def _versus_rows(w: str, s: int) -> list[dict[str, Any]]:
+    """The versus part: at 0 % THP with and without compaction are the same
+    runs; at 0.5 % THP collapses, compaction wins part of it back, GT-PDE-4MB
+    keeps its gain; Mosaic Pages walks less but stalls more on data."""
+    base = _ipc_of(w, "4k", s)
+    rows = []
+    for f in (0.0, 0.005):
+        kind = "uniform" if f else "none"
+        gains = {"4k": 1.0, "thp": 1.20 if f == 0 else 1.02, "thp_compact": 1.20 if f == 0 else 1.05,
+                 "gt_pde_4m": 1.15, "mosaic": 0.95}
+        for d, g in gains.items():
+            design = {"thp_compact": "thp", "mosaic": "4k"}.get(d, d)
+            sp = {"thp": 100.0 if f == 0 else 2.0, "thp_compact": 100.0 if f == 0 else 10.0,
+                  "gt_pde_4m": 10.0}.get(d, 0.0)
+            extra: dict[str, Any] = {"config.physmem.fragmentation": gs.VERSUS_FRAGMENTATION,
+                                     "cache.llc.misses": 2000.0 if d == "mosaic" else 1000.0}
+            if d == "thp_compact":
+                done = 0.0 if f == 0 else 10.0
+                extra.update({"config.os.compaction.movable_pins": True, "os.compaction.successes": done,
+                              "os.compaction.failures": 0.0, "os.compaction.pins_migrated": done,
+                              "os.compaction.pages_migrated": 3 * done, "os.compaction.cycles": 8000.0 * 4 * done})
+            if d == "mosaic":
+                extra.update({"config.pagetable.format.kind": "mosaic_toc", "config.pagetable.format.mode": None})
+            r = _row(w, design, s, ipc=base * g, fraction=f, kind=kind, superpages=sp,
+                     walks=300.0 if d == "mosaic" else 1000.0, pages_4k=100.0 if d != "thp" or f == 0 else 2000.0,
+                     **extra)
+            if d == "mosaic":  # fewer walk cycles, more data stalls than 4 KiB's
+                r["core.translation_stall_cycles"] = 0.5 * _row(w, "4k", s, ipc=base)["core.translation_stall_cycles"]
+            rows.append(r)
+    return rows
+
+
 def hand_made_runs() -> dict[str, pd.DataFrame]:
     """Labelled runs of every part, shaped like the real sweeps' rows."""
     parts: dict[str, list[dict[str, Any]]] = {p: [] for p in gtsm_run.PARTS}
@@ -138,6 +176,9 @@ def hand_made_runs() -> dict[str, pd.DataFrame]:
                         if f == gs.BEYOND_FRACTION:
                             parts["beyond"].append(_row(w, d, s, ipc=ipc, fraction=f, kind="clustered",
                                                         superpages=sp + 1 if d == "thp" else sp))
+            parts["versus"] += _versus_rows(w, s)
+            parts["coalescing"].append(_row(w, "gt_pde_4m", s, ipc=_ipc_of(w, "gt_pde_4m", s) * 1.003, walks=20.0,
+                                            **_GT_ENTRY_CFG, **{"mmu.l2_tlb.coalesced_hits": 5000.0}))
             parts["decode"].append(_row(w, "gt_pde_4m", s, ipc=_ipc_of(w, "gt_pde_4m", s) * 0.996, decode=6))
             parts["pde"].append(_row(w, "gt_pde_4m", s, ipc=_ipc_of(w, "gt_pde_4m", s) * 1.01, pde=128))
             for g in (8, 32):
@@ -159,7 +200,8 @@ def made() -> dict[str, pd.DataFrame]:
 def test_labels_recover_design_fraction_and_table() -> None:
     runs = hand_made_runs()
     assert set(runs["main"]["design"]) == set(gs.DESIGNS)
-    assert set(runs["coalescing"]["design"]) == {"coalesce8", "coalesce32"}
+    assert set(runs["coalescing"]["design"]) == {"coalesce8", "coalesce32", "gt_pde_4m_gt32"}
+    assert set(runs["versus"]["design"]) == set(gs.RIVALS) and set(runs["versus"]["fragmentation"]) == {0.5}
     assert set(runs["retired"]["fraction"]) == {0.005, 0.02} and set(runs["main"]["fraction"]) == {0.0}
     assert set(runs["size"]["table_mib"]) == {64.0, 512.0, 2048.0}
     assert set(runs["decode"]["decode"]) == {6}
@@ -225,7 +267,8 @@ def test_sensitivity_sentences_hold_the_papers_bounds(made: dict[str, pd.DataFra
     # Each table holds the varied runs only: the baseline is what they are measured against.
     assert set(made["fig16_decode"].index.get_level_values(1)) == {6}
     assert set(made["fig17_pde"].index.get_level_values(1)) == {128}
-    assert set(made["fig18_coalescing"].index.get_level_values(1)) == {"coalesce8", "coalesce32", "gt_pde_4m"}
+    assert set(made["fig18_coalescing"].index.get_level_values(1)) == {"coalesce8", "coalesce32", "gt_pde_4m",
+                                                                       "gt_pde_4m_gt32"}
     assert made["fig16_decode"].loc[("gups", 6), "change"] == pytest.approx(-0.4)
     s16 = " ".join(prose.fig16_findings(made["fig16_decode"]))
     assert "6 decode cycles instead of 3" in s16 and "a mean loss below 1 %" in s16
@@ -268,9 +311,12 @@ def test_report_builds_from_hand_made_tables(made: dict[str, pd.DataFrame], tmp_
     md = to_markdown(blocks)
     to_html(blocks, "GTSM")
     for section in ("## Fig. 11", "## Fig. 12", "## Fig. 13", "## Fig. 15", "## Fig. 16", "## Fig. 17", "## Fig. 18",
-                    "## Retired pages", "## Beyond the paper", "## Scale", "## Reproducing", "## Why our numbers"):
+                    "## Retired pages", "## Beyond the paper", "## Scale", "## Reproducing", "## Why our numbers",
+                    "## Beyond the paper: GTSM against THP with compaction and Mosaic Pages",
+                    "### Beyond the paper: a GT-aware L2 TLB entry"):
         assert section in md, section
-    assert "10.1109/HPCA.2015.7056035" in md and "shared/papers" not in md
+    assert "10.1109/HPCA.2015.7056035" in md and "10.1145/3582016.3582021" in md and "shared/papers" not in md
+    assert "physmem.fragmentation = 0.5" in md and "movable_pins = true" in md
     assert "no overlap" in md and "physmem.capacity = \"16GiB\"" in md
     matplotlib.use("Agg")
     for draw, key in gf.FIGURES.values():
@@ -308,12 +354,14 @@ def _csv(tiny: Path, key: str, index: int) -> pd.DataFrame:
 
 def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
     md = (tiny / "report.md").read_text(encoding="utf-8")
-    for section in ("## Fig. 11", "## Fig. 13", "## Fig. 15", "## Fig. 18", "## Retired pages", "## Reproducing"):
+    for section in ("## Fig. 11", "## Fig. 13", "## Fig. 15", "## Fig. 18", "## Retired pages", "## Reproducing",
+                    "## Beyond the paper: GTSM against"):
         assert section in md
     for stem in gf.FIGURES:
         assert (tiny / "figures" / f"{stem}.png").stat().st_size > 1000
     for part in gtsm_run.PARTS:
         assert (tiny / "sweeps" / f"{part}.toml").exists()
+    assert (tiny / "sweeps" / "versus-compaction.toml").exists()
     assert "tessera reproduce gtsm --tiny" in md and "Run time:" in md
     assert "commit" in json.loads((tiny / "data" / "timing.json").read_text(encoding="utf-8"))
 
@@ -339,6 +387,14 @@ def test_rerun_reuses_the_store(tiny: Path) -> None:
     assert r.timing["computed"] == 0 and r.timing["already_stored"] == r.timing["runs"]
 
 
+def test_rerun_can_recheck_reused_runs_against_this_build(tiny: Path) -> None:
+    r = gtsm_run.reproduce(tiny, scale="tiny", jobs=1, recheck_runs=3)
+    assert r.timing["recheck_runs"] == 3 and r.timing["recheck_identical"] == 3
+    assert r.timing["recheck_values"] > 3 * 100  # every counter and derived stat of each run
+    md = r.report_md.read_text(encoding="utf-8")
+    assert "**Reused runs re-checked.**" in md and "3 of them, drawn at random" in md and "all identical." in md
+
+
 def test_ideal_gap_splits_the_extra_cycles_into_walks_probes_and_data(made: dict[str, pd.DataFrame]) -> None:
     gap = made["ideal_gap"]
     assert list(gap.index) == list(gs.WORKLOADS)
@@ -356,3 +412,104 @@ def test_retired_says_whether_the_clean_blocks_hold_the_footprint(made: dict[str
     s = " ".join(prose.retired_findings(rt))
     assert "at 0.5 % retired 1600 MiB of memory lies in clean 2 MiB blocks" in s
     assert "THP maps 0 of 9 workloads entirely with 2 MiB pages" in s
+
+
+# ------------------------------------------------------------ beyond: versus
+
+
+def test_versus_designs_differ_from_their_baselines_in_one_thing() -> None:
+    r = gs.RIVALS
+    assert {k: v for k, v in r["thp_compact"].items() if k != "os.compaction"} == r["thp"]
+    assert r["thp_compact"]["os.compaction"] == {"movable_pins": True, "migrate_cycles": 8000, "max_defer_shift": 6}
+    assert r["4k"] == gs.DESIGNS["4k"] and r["gt_pde_4m"] == gs.DESIGNS["gt_pde_4m"]
+    m = r["mosaic"]
+    # Allocator, page-table format and the two 4 KiB data TLBs' organisation: what Mosaic Pages is.
+    assert set(m) == {"pagetable.format", "physmem.page_size", "physmem.allocator",
+                      "mmu.tlb.l1_dtlb_4k.organisation", "mmu.tlb.l2_tlb.organisation"}
+    from tessera.report import mosaic_pages as mp
+
+    assert m["physmem.allocator"]["kind"] == mp.DESIGNS["mosaic"]["physmem.allocator"] == "iceberg"
+    assert m["physmem.page_size"] == gs.DESIGNS["4k"]["physmem.page_size"]
+    assert m["pagetable.format"] == {"kind": "mosaic_toc", "arity": 4}
+    assert m["mmu.tlb.l2_tlb.organisation"] == m["mmu.tlb.l1_dtlb_4k.organisation"] == {"kind": "mosaic", "arity": 4}
+
+
+def test_versus_runs_every_design_on_the_same_maps() -> None:
+    for scale in gs.SCALES:
+        specs = gs.versus_spec(scale)
+        assert [s["name"] for s in specs] == [gs.sweep_name(scale, "versus"), gs.sweep_name(scale, "versus-compaction")]
+        pts = [p for s in specs for p in _points(s)]
+        assert {p["physmem.fragmentation"] for p in pts} == {gs.VERSUS_FRAGMENTATION}
+        fracs = {p["physmem.retired"].get("fraction", 0.0) for p in pts}
+        assert fracs == set(gs.versus_fractions(scale))
+        by_point: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for p in pts:
+            by_point.setdefault((p["workload"], p["seed"], p["physmem.retired"].get("fraction", 0.0)), []).append(p)
+        assert len(by_point) == len(gs.WORKLOADS) * gs.seeds_for(scale) * len(fracs)
+        for group in by_point.values():
+            assert len(group) == len(gs.RIVALS)
+            assert len({json.dumps(p["physmem.retired"], sort_keys=True) for p in group}) == 1
+            assert len({p["warmup"] for p in group}) == 1
+        assert all("os.compaction" in p for p in _points(specs[1]))
+        assert not any("os.compaction" in p for p in _points(specs[0]))
+    assert gs.versus_fractions("full") == (0.0, 0.005, 0.01)
+
+
+def test_beyond_and_coalescing_add_modes_and_the_gt_aware_entry() -> None:
+    full = {json.dumps(p["pagetable.format"], sort_keys=True) for p in _points(gs.beyond_spec("full"))}
+    assert {json.dumps(gs.DESIGNS[d]["pagetable.format"], sort_keys=True) for d in ("gt_pde_2m", "gt_pde_1m")} <= full
+    co = _points(gs.coalescing_spec("quick"))
+    gt = [p for p in co if p["mmu.tlb.l2_tlb.organisation"].get("gt_blocks")]
+    assert len(gt) == len(gs.WORKLOADS) * gs.seeds_for("quick")
+    assert all(p["pagetable.format"] == gs.DESIGNS["gt_pde_4m"]["pagetable.format"] for p in gt)
+    assert all(p["mmu.tlb.l2_tlb.organisation"] == {"kind": "coalescing", "group": 32, "gt_blocks": True} for p in gt)
+
+
+def test_versus_tables_compare_beyond_the_seeds_spread(made: dict[str, pd.DataFrame]) -> None:
+    vt = made["versus"]
+    assert vt.loc[("gups", 0.005, "gt_pde_4m"), "gain"] == pytest.approx(15.0)
+    assert vt.loc[("gups", 0.005, "thp_compact"), "compactions"] == pytest.approx(10.0)
+    # 4 blocks × 8000 cycles for each compaction, against the run's cycles.
+    cyc = 1e6 / (_ipc_of("gups", "4k", 0) * 1.05)
+    assert vt.loc[("gups", 0.005, "thp_compact"), "compaction_cycles_pct"] == pytest.approx(
+        100 * 320000 / 2 * (1 / cyc + 1 / (1e6 / (_ipc_of("gups", "4k", 1) * 1.05))), rel=1e-6)
+    assert math.isnan(vt.loc[("gups", 0.0, "mosaic"), "superpage_pct"])
+    assert vt.loc[("gups", 0.0, "mosaic"), "translation_delta_pct"] < 0 < vt.loc[("gups", 0.0, "mosaic"),
+                                                                                  "data_delta_pct"]
+    pairs = made["versus_pairs"]
+    same = pairs.loc[(0.0, "thp_compact", "thp")]
+    assert (same["noise"], same["identical"]) == (9, 9)
+    assert pairs.loc[(0.005, "thp_compact", "thp"), "above"] == 9
+    assert pairs.loc[(0.005, "gt_pde_4m", "thp_compact"), "above"] == 9
+    assert pairs.loc[(0.0, "gt_pde_4m", "thp_compact"), "below"] == 9
+    assert pairs.loc[(0.0, "mosaic", "4k"), "below"] == 9
+    summ = made["versus_summary"]
+    assert summ.loc[(0.005, "gt_pde_4m"), "gain_geomean"] == pytest.approx(15.0)
+    s = " ".join(prose.versus_findings(vt, summ, pairs))
+    assert "At 0.5 %: GT-PDE-4MB's gain lies above on 9" in s and "against THP + compaction's" in s
+    assert "inside the seeds' spread (noise) on 9, 9 of them with identical runs at every seed" in s
+    assert "at 0.5 % 90 blocks compacted over the workloads (9 of 9 workloads compacted at all)" in s
+    assert "Mosaic Pages (Mosaic-4) −5.0 %" in s
+    assert "LLC misses per 1000 instructions are higher than 4 KiB's on 18 of the 18 points" in s
+
+
+def test_gt_entry_is_measured_against_plain_gt_pde(made: dict[str, pd.DataFrame]) -> None:
+    ge = made["gt_entry"]
+    assert ge.loc[("gups", "gt_pde_4m_gt32"), "change"] == pytest.approx(0.3)
+    assert ge.loc[("gups", "gt_pde_4m_gt32"), "walks_pki"] == pytest.approx(0.02)
+    s = " ".join(prose.gt_entry_findings(ge))
+    assert "a gain on 9 of 9 workloads" in s and "Walks per 1000 instructions fall on 9 of 9" in s
+
+
+def test_tiny_versus_runs_each_design_on_the_same_retired_frames(tiny: Path) -> None:
+    runs = pd.read_csv(tiny / "data" / "runs-versus.csv")
+    assert set(runs["design"]) == set(gs.RIVALS)
+    retired = runs[runs["fraction"] > 0]  # (no retired map at 0: no count)
+    frames = retired.groupby(["workload", "seed", "fraction"])["physmem.retired_frames"].agg(["nunique", "count"])
+    assert (frames["nunique"] == 1).all() and (frames["count"] == len(gs.RIVALS)).all()
+    assert retired["physmem.retired_frames"].min() > 0
+    mosaic = runs[runs["design"] == "mosaic"]
+    assert (mosaic["physmem.allocator.iceberg.pool_frames"] > 0).all() and mosaic["mmu.l2_tlb.toc_hits"].sum() > 0
+    assert (runs[runs["design"] == "thp_compact"]["config.os.compaction.migrate_cycles"] == 8000).all()
+    vt = _csv(tiny, "versus", 3)
+    assert set(vt.index.get_level_values(2)) == set(gs.RIVALS) and vt["gain"].notna().all()

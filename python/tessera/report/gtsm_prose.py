@@ -36,6 +36,8 @@ __all__ = [
     "fig18_findings",
     "retired_findings",
     "beyond_findings",
+    "gt_entry_findings",
+    "versus_findings",
 ]
 
 _WHERE = {"yes": "inside", "partly": "overlapping but reaching outside", "no": "outside"}
@@ -311,6 +313,31 @@ def fig18_findings(t18: pd.DataFrame) -> list[str]:
         g = t18.xs("gt_pde_4m", level=1)["change"]
         out.append(f"GT-PDE-4MB on the same runs: {span(float(g.min()), float(g.max()))} (mean "
                    f"{num(float(g.mean()))} %).")
+    gt = f"gt_pde_4m_gt{gs.GT_ENTRY_GROUP}"
+    if gt in set(t18.index.get_level_values(1)):
+        g = t18.xs(gt, level=1)["change"]
+        out.append(f"Beyond the paper, GT-PDE-4MB with the GT-aware {gs.GT_ENTRY_GROUP}× L2 TLB: "
+                   f"{span(float(g.min()), float(g.max()))} over 4 KiB (mean {num(float(g.mean()))} %).")
+    return out
+
+
+def gt_entry_findings(ge: pd.DataFrame) -> list[str]:
+    """The GT-aware L2 TLB against plain GT-PDE-4MB: IPC change verdicts
+    and walks per 1000 instructions before and after."""
+    if not len(ge):
+        return ["Not run."]
+    c = _counts(ge, "change", "change_lo", "change_hi")
+    w = ge.reset_index("design")
+    fewer = [x for x in w.index if float(w.loc[x, "walks_pki"]) < float(w.loc[x, "walks_pki_plain"])]
+    out = [f"IPC against plain GT-PDE-4MB (same workload and seed): a gain on {c['gain']} of {len(ge)} workloads, "
+           f"a loss on {c['loss']}, within noise on {c['within noise']}"
+           + (f", identical on {c['identical']}" if c["identical"] else "")
+           + f"; changes {span(float(ge['change'].min()), float(ge['change'].max()), 2)} (mean "
+             f"{num(float(ge['change'].mean()), 2)} %).",
+           f"Walks per 1000 instructions fall on {len(fewer)} of {len(ge)} workloads"
+           + (" (" + ", ".join(f"{x} {num(float(w.loc[x, 'walks_pki_plain']), 2)} → "
+                             f"{num(float(w.loc[x, 'walks_pki']), 2)}" for x in fewer) + ")" if fewer else "")
+           + "."]
     return out
 
 
@@ -396,4 +423,86 @@ def beyond_findings(bt: pd.DataFrame) -> list[str]:
         clean = bt.groupby(level="model")["clean_2m_mib"].mean()
         out.append("Memory in clean 2 MiB blocks: " + "; ".join(f"{m} {num(float(v), 0)} MiB" for m, v in clean.items())
                    + " (the same share of frames retired).")
+    return out
+
+
+# ------------------------------------------------------------------ versus
+
+
+def _rival(d: str) -> str:
+    return gs.RIVAL_LABEL.get(d, d)
+
+
+def _pct(f: float) -> str:
+    return f"{100 * float(f):g} %"
+
+
+def versus_findings(vt: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    """GTSM against THP (with and without compaction) and Mosaic Pages: the
+    geometric-mean gains per fraction, the superpage shares, what
+    compaction did, each pair of :data:`gtsm_study.VERSUS_PAIRS` (beyond
+    the seeds' spread or noise), and where Mosaic Pages' cycles went."""
+    if not len(vt):
+        return ["Not run."]
+    out = []
+    fracs = sorted(set(float(f) for f in summary.index.get_level_values("fraction")))
+    for f in fracs:
+        t = summary.xs(f, level="fraction")
+        out.append(f"At {_pct(f)} retired, IPC gain over 4 KiB, geometric mean over {int(t['workloads'].max())} "
+                   "workloads (lowest to highest workload): "
+                   + "; ".join(f"{_rival(d)} {num(float(r['gain_geomean']))} % "
+                               f"({span(float(r['gain_lo']), float(r['gain_hi']))})"
+                               for d, r in t.iterrows() if d != "4k") + ".")
+    share = vt["superpage_pct"].dropna()
+    if len(share):
+        parts = []
+        for f in fracs:
+            t = vt.xs(f, level="fraction")
+            for d in ("thp", "thp_compact", "gt_pde_4m"):
+                if d in set(t.index.get_level_values("design")):
+                    v = t.xs(d, level="design")["superpage_pct"]
+                    parts.append(f"{_rival(d)} at {_pct(f)} {span(float(v.min()), float(v.max()), 0)}")
+        out.append("Share of the touched bytes in 2 MiB pages or GT superpages, over the workloads: "
+                   + "; ".join(parts) + ".")
+    if "thp_compact" in set(vt.index.get_level_values("design")):
+        c = vt.xs("thp_compact", level="design")
+        parts = []
+        for f in fracs:
+            v = c.xs(f, level="fraction")
+            busy = v[v["compactions"] > 0]
+            parts.append(f"at {_pct(f)} {num(float(v['compactions'].sum()), 0)} blocks compacted over the "
+                         f"workloads ({len(busy)} of {len(v)} workloads compacted at all), "
+                         f"{num(float(v['pins_migrated'].sum()), 0)} pinned frames and "
+                         f"{num(float(v['pages_migrated'].sum()), 0)} of the process's pages moved, "
+                         f"{num(float(v['compaction_failures'].sum()), 0)} failed attempts, compaction at most "
+                         f"{num(float(v['compaction_cycles_pct'].max()), 2)} % of a run's cycles")
+        out.append("Compaction in the measured phase (means over seeds, summed over workloads): "
+                   + "; ".join(parts) + ". Compactions during the warm-up are not counted here; the superpage "
+                   "shares above are the mappings at the end of the run and include them.")
+    for (f, a, b), r in pairs.iterrows():
+        words = []
+        if r["above"]:
+            words.append(f"above on {int(r['above'])} ({r['above_workloads'].replace(' ', ', ')})")
+        if r["below"]:
+            words.append(f"below on {int(r['below'])} ({r['below_workloads'].replace(' ', ', ')})")
+        if r["noise"]:
+            same = int(r.get("identical", 0) or 0)
+            words.append(f"inside the seeds' spread (noise) on {int(r['noise'])}"
+                         + (f", {same} of them with identical runs at every seed" if same else ""))
+        out.append(f"At {_pct(f)}: {_rival(a)}'s gain lies " + ", ".join(words)
+                   + f" against {_rival(b)}'s (mean difference {num(float(r['mean_diff']))} points).")
+    if "mosaic" in set(vt.index.get_level_values("design")):
+        m = vt.xs("mosaic", level="design")
+        k = vt.xs("4k", level="design").reindex(m.index)
+        tr, da = m["translation_delta_pct"], m["data_delta_pct"]
+        more = int((m["llc_mpki"] > k["llc_mpki"]).sum())
+        out.append("Where Mosaic Pages' cycles went, against 4 KiB at the same seed (% of 4 KiB's cycles, over the "
+                   f"{len(m)} workload-fraction points): translation stalls {span(float(tr.min()), float(tr.max()))} "
+                   f"(mean {num(float(tr.mean()))} %), data stalls {span(float(da.min()), float(da.max()))} (mean "
+                   f"{num(float(da.mean()))} %); LLC misses per 1000 instructions are higher than 4 KiB's on {more} "
+                   f"of the {len(m)} points (means {num(float(k['llc_mpki'].mean()), 2)} with 4 KiB, "
+                   f"{num(float(m['llc_mpki'].mean()), 2)} with Mosaic Pages)"
+                   + (f"; the Iceberg pool held {span(float(m['pool_load_pct'].min()), float(m['pool_load_pct'].max()))}"
+                      " of its frames on average" if "pool_load_pct" in m and m["pool_load_pct"].notna().any() else "")
+                   + ".")
     return out

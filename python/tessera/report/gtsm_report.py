@@ -27,7 +27,9 @@ __all__ = ["build"]
 
 def _label(d: str) -> str:
     return gs.DESIGN_LABEL.get(d, {"coalesce8": "4 KiB, 8× coalescing L2 TLB",
-                                   "coalesce32": "4 KiB, 32× coalescing L2 TLB"}.get(d, d))
+                                   "coalesce32": "4 KiB, 32× coalescing L2 TLB",
+                                   f"gt_pde_4m_gt{gs.GT_ENTRY_GROUP}":
+                                       f"GT-PDE-4MB, GT-aware {gs.GT_ENTRY_GROUP}× L2 TLB"}.get(d, d))
 
 
 def _ci(mean: float, half: float, digits: int = 1) -> str:
@@ -56,7 +58,9 @@ def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]
              "workloads), Fig. 15 (GUPS's table size), Fig. 16 (GT-PDE translation latency), Fig. 17 (PDE-cache size) "
              "and Fig. 18 (L2 TLB coalescing) on Tessera's models of the GT-PDE page-table format, the `gtsm` "
              "page-size policy and its slice allocator, and shows THP's superpages collapsing as pages are retired "
-             "while GTSM keeps its own. Sentences that compare are computed from the tables; a mean over seeds "
+             "while GTSM keeps its own. Beyond the paper it runs clustered retired pages, a GT-aware L2 TLB entry, "
+             "and GTSM against THP with direct compaction and against Mosaic Pages on the same retired-page maps. "
+             "Sentences that compare are computed from the tables; a mean over seeds "
              "carries its 95 % t-interval, and a difference whose interval contains 0 is called within noise. "
              f"Scale: **{ctx['scale']}** (see *Scale*: our footprints are tens to hundreds of MiB, the paper's "
              "0.7–4 GB; every conclusion here is about that scale). "
@@ -99,6 +103,8 @@ def _machine(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Bloc
 
 
 def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
     if isinstance(v, str):
@@ -262,6 +268,29 @@ def _figs16_18(t: Mapping[str, pd.DataFrame]) -> list[Block]:
         Figure("figures/fig18", "Fig. 18 analog: % IPC change over 4 KiB pages"),
         Table(["workload", "design", "IPC", "change vs 4 KiB"], _sens_rows(t18, _label), caption="Coalescing and GT-PDE-4MB"),
         Bullets(prose.fig18_findings(t18)),
+    ] + _gt_entry(t)
+
+
+def _gt_entry(t: Mapping[str, pd.DataFrame]) -> list[Block]:
+    ge = t.get("gt_entry")
+    if ge is None:
+        return []
+    g = gs.GT_ENTRY
+    rows = [[w, fmt(r["ipc"], 4), prose.gain_text(r["change"], r["change_lo"], r["change_hi"], 2),
+             fmt(r["walks_pki_plain"], 2), fmt(r["walks_pki"], 2), fmt(r["l2_mpki_plain"], 2), fmt(r["l2_mpki"], 2),
+             fmt(r["coalesced_hits_pki"], 2)] for (w, _), r in ge.iterrows()]
+    return [
+        Heading(3, "Beyond the paper: a GT-aware L2 TLB entry"),
+        Para("The paper's TLBs get 4 KiB translations from a GT-PDE. Here the 512-entry L2 TLB of GT-PDE-4MB "
+             f"coalesces instead (`mmu.tlb.l2_tlb.organisation = {{ kind = \"coalescing\", group = {g['group']}, "
+             "gt_blocks = true }`, `fill_from` left at `\"line\"`): a walk that ends at a GT-PDE fills the entry "
+             "with every page of its 128 KiB B-block, decoded from the 16 bytes the walker holds, at no extra "
+             "reference (docs/gtsm.md, 'A GT-aware TLB entry'). Against plain GT-PDE-4MB on the same workload and "
+             "seed; the two differ in the L2 TLB's organisation only."),
+        Table(["workload", "IPC", "change vs GT-PDE-4MB", "walks / k instr. plain", "walks / k instr. GT-aware",
+               "L2 TLB MPKI plain", "L2 TLB MPKI GT-aware", "coalesced hits / k instr."], rows,
+              caption="GT-PDE-4MB with a GT-aware L2 TLB against plain GT-PDE-4MB"),
+        Bullets(prose.gt_entry_findings(ge)),
     ]
 
 
@@ -310,6 +339,92 @@ def _beyond(t: Mapping[str, pd.DataFrame]) -> list[Block]:
     ]
 
 
+def _versus(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
+    vt, summ, pairs = t.get("versus"), t.get("versus_summary"), t.get("versus_pairs")
+    if vt is None:
+        return []
+    fracs = gs.versus_fractions(ctx["scale"])
+    rows = []
+    for (w, f, d), r in vt.iterrows():
+        comp = "—"
+        if d == "mosaic" and not math.isnan(float(r.get("pool_load_pct", math.nan))):
+            comp = f"pool load {fmt(r['pool_load_pct'], 1)} %"
+        if d == "thp_compact":
+            comp = (f"{fmt(r['compactions'], 0)} / {fmt(r['pins_migrated'], 0)} / "
+                    f"{fmt(r['compaction_cycles_pct'], 2)} %")
+        gain = "—" if d == "4k" else (f"{'+' if r['gain'] >= 0 else ''}{fmt(r['gain'], 1)} % "
+                                      f"[{fmt(r['gain_min'], 1)}, {fmt(r['gain_max'], 1)}]")
+        rows.append([w, f"{100 * f:g}", gs.RIVAL_LABEL.get(d, d), gain, fmt(r["superpage_pct"], 1),
+                     fmt(r["walks_pki"], 2), "—" if d == "4k" else fmt(r["translation_delta_pct"], 1),
+                     "—" if d == "4k" else fmt(r["data_delta_pct"], 1), fmt(r["llc_mpki"], 2), comp])
+    srows = [[f"{100 * f:g}", gs.RIVAL_LABEL.get(d, d), fmt(r["gain_geomean"], 1),
+              f"{fmt(r['gain_lo'], 1)} to {fmt(r['gain_hi'], 1)}", fmt(r["superpage_pct"], 1)]
+             for (f, d), r in summ.iterrows() if d != "4k"]
+    prows = [[f"{100 * f:g}", gs.RIVAL_LABEL.get(a, a), gs.RIVAL_LABEL.get(b, b), str(int(r["above"])),
+              str(int(r["below"])), f"{int(r['noise'])} ({int(r['identical'])} identical)", fmt(r["mean_diff"], 1)]
+             for (f, a, b), r in pairs.iterrows()]
+    m = gs.RIVALS["mosaic"]
+    c = gs.COMPACTION
+    return [
+        Heading(2, "Beyond the paper: GTSM against THP with compaction and Mosaic Pages"),
+        Para("The paper argues (§2) that compaction cannot rebuild superpages over retired frames and does not "
+             "measure a rival that places pages without contiguity. This part, not in the paper, runs five designs "
+             "on the same machine and the same memory: 4 KiB pages, THP, THP with direct compaction, GT-PDE-4MB and "
+             "Mosaic Pages (Gosakan et al., \"Mosaic Pages: Big TLB Reach with Small Pages\", ASPLOS 2023, "
+             "DOI 10.1145/3582016.3582021), at "
+             + ", ".join(f"{100 * f:g}" for f in fracs) + " % of frames retired uniformly. A seed fixes the "
+             "retired map and the pinned frames, so every design at one (seed, fraction) sees the same memory. "
+             f"**Pre-fragmentation (our choice):** `physmem.fragmentation = {gs.VERSUS_FRAGMENTATION:g}`, half "
+             "the 2 MiB blocks broken by one pinned 4 KiB frame each, standing for an OS that has run for a while "
+             "and whose other programs hold movable pages; without it THP finds whole blocks wherever no frame is "
+             "retired and compaction has nothing to do. The other parts of this report run unfragmented memory, "
+             "so their numbers are not these."),
+        Bullets([
+            "**THP + compaction** differs from THP in `os.compaction = { "
+            + ", ".join(f"{k} = {_toml(v)}" for k, v in c.items()) + " }` only (the model's defaults): at a "
+            "2 MiB fault with no free 2 MiB block, the OS moves the movable pages of one block (this process's "
+            "4 KiB pages and the pinned frames, which stand for other programs' movable pages) and maps the "
+            "2 MiB page there, charging 8000 cycles per page moved plus a shootdown per page of this process; a "
+            "block holding a retired frame cannot be compacted. Compaction counters are the measured phase's "
+            "(the warm-up's are not counted, nor are its cycles).",
+            "**Mosaic Pages** is the Mosaic reproduction's `mosaic` design (docs/reproduce-mosaic-pages.md) on "
+            "this machine, differing from 4 KiB pages in three things: the allocator (`physmem.allocator = "
+            + _toml(m["physmem.allocator"]) + "`, the prototype's geometry: front yard 56, backyard 8, 6 "
+            "backyard choices, so a page may use one of 104 hashed frames; the pool is every bucket above 1/64 "
+            "of the 16 GiB, and page-table nodes come from the 256 MiB below it), the page-table format "
+            "(`pagetable.format = " + _toml(m["pagetable.format"]) + "`, leaves holding 7-bit CPFNs) and the "
+            "organisation of the two data-side TLBs that hold 4 KiB pages (`mmu.tlb.l1_dtlb_4k` and "
+            "`mmu.tlb.l2_tlb`: `organisation = " + _toml(m["mmu.tlb.l2_tlb.organisation"]) + "`, entries and ways "
+            "kept). The 32-entry 2 MiB L1 DTLB keeps `set_assoc`: a mosaic organisation there is a config error "
+            "(\"mosaic groups 4 KiB pages, but this structure holds none\"), and with 4 KiB pages it holds nothing "
+            "in either design. Retired and pinned frames inside the pool are used slots no page can take.",
+            "**Mosaic Pages and the data caches.** The Iceberg allocator takes a bucket's free slots in order "
+            "(each yard's free list starts in slot order, as the Linux prototype's; docs/mosaic-pages.md), and "
+            "with the pool at a few per cent load most pages sit in the first slots of their buckets, so their "
+            "frame numbers share their low bits. Those bits index the physically indexed L2 (256 KiB, 8 ways: "
+            "8 page colours) and LLC (2 MiB, 32 ways: 16 page colours), while the buddy allocator's 4 KiB pages "
+            "are consecutive frames that use every colour. The table's data-stall and LLC-miss columns show what "
+            "this costs here; the Mosaic Pages paper measured TLB misses (gem5) and memory use (its prototype), "
+            "not cache conflicts.",
+            "Gains are per-seed ratios of IPC to 4 KiB's at the same (seed, fraction), shown as the mean and "
+            "[lowest, highest] over the seeds; a difference between two designs is called noise unless one's "
+            "lowest seed lies above the other's highest.",
+        ]),
+        Figure("figures/versus", "IPC gain over 4 KiB pages per design at each retired fraction; bars span the seeds"),
+        Table(["retired %", "design", "gain, geomean %", "gain, lowest to highest workload %",
+               "superpage % of touched, mean"], srows, caption="Summary over workloads"),
+        Table(["retired %", "design", "against", "above", "below", "noise (of which identical runs)",
+               "mean difference (points)"], prows,
+              caption="Workloads on which the first design's gain lies above or below the second's beyond the "
+                      "seeds' spread"),
+        Table(["workload", "retired %", "design", "IPC gain over 4 KiB [seeds]", "superpage % of touched",
+               "walks / k instr.", "Δ translation stalls, % of 4 KiB cycles", "Δ data stalls, % of 4 KiB cycles",
+               "LLC MPKI", "compacted blocks / pins moved / compaction % of cycles (Mosaic: Iceberg pool load)"], rows,
+              caption="Every design on the same retired-page maps over pre-fragmented memory"),
+        Bullets(prose.versus_findings(vt, summ, pairs)),
+    ]
+
+
 def _differences() -> list[Block]:
     return [
         Heading(2, "Why our numbers differ from the paper's"),
@@ -332,7 +447,20 @@ def _differences() -> list[Block]:
 
 
 def _reproducing(ctx: Mapping[str, Any]) -> list[Block]:
-    return reproducing(ctx, ["main", "retired", "size", "decode", "pde", "coalescing", "beyond"])
+    blocks = reproducing(ctx, ["main", "retired", "size", "decode", "pde", "coalescing", "beyond", "versus"])
+    # The check is this invocation's (a redraw from the store can make it too).
+    timing = ctx["timing"] if ctx["timing"].get("recheck_runs") else ctx.get("measured", ctx["timing"])
+    n = int(timing.get("recheck_runs", 0) or 0)
+    if n:
+        same = int(timing.get("recheck_identical", 0))
+        blocks.append(Para(
+            f"**Reused runs re-checked.** A run's id hashes its resolved machine, source, seed and the Tessera "
+            f"version, not the commit, so runs simulated by an earlier commit were reused. Before reusing them, {n} "
+            f"of them, drawn at random, were simulated again with this build into a scratch store (`--force`) and "
+            f"every counter, derived stat and phase compared with the stored result "
+            f"({int(timing.get('recheck_values', 0))} values in all, {_minutes(timing.get('recheck_s', 0.0))}): "
+            + ("all identical." if same == n else f"{n - same} of the {n} differ, so the reused runs are suspect.")))
+    return blocks
 
 
 def build(tables: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]:
@@ -348,6 +476,7 @@ def build(tables: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Bl
         + _figs16_18(tables)
         + _retired(tables)
         + _beyond(tables)
+        + _versus(tables, ctx)
         + _differences()
         + _reproducing(ctx)
     )

@@ -23,7 +23,10 @@ Here each part is a sweep through :func:`tessera.sweep` on the
 - ``decode``, ``pde``: GT-PDE-4MB with 4–6 decode cycles (Fig. 16) and
   larger PDE caches (Fig. 17);
 - ``coalescing``: 4 KiB pages with an 8× and a 32× coalescing L2 TLB (Fig. 18);
-- ``beyond``: clustered against uniform retired pages at one fraction.
+- ``beyond``: clustered against uniform retired pages at one fraction;
+- ``versus`` (beyond the paper): GTSM against THP with and without direct
+  compaction and against Mosaic Pages, on the same retired-page maps over
+  memory pre-fragmented by movable pages (:data:`RIVALS`).
 
 Every ``fig*``/``retired_*``/``beyond_*`` function turns the sweeps'
 DataFrames into one table, so they can be checked on hand-made rows.
@@ -59,6 +62,9 @@ __all__ = [
     "pde_spec",
     "coalescing_spec",
     "beyond_spec",
+    "versus_spec",
+    "RIVALS",
+    "RIVAL_LABEL",
     "design_of",
     "label_runs",
     "fig11_pte_refs",
@@ -73,6 +79,10 @@ __all__ = [
     "fig18_coalescing",
     "retired_table",
     "beyond_table",
+    "gt_entry_table",
+    "versus_table",
+    "versus_summary",
+    "versus_pairs",
 ]
 
 STUDY = "gtsm"
@@ -228,7 +238,60 @@ _GROUPS = {"full": (8, 32), "quick": (8, 32), "tiny": (32,)}
 #: over 16 rows, docs/gtsm.md) against uniform at one fraction.
 BEYOND_FRACTION = 0.005
 BEYOND_CLUSTER = {"kind": "clustered", "fraction": BEYOND_FRACTION, "frames_per_fault": 16, "stride": 1}
-_BEYOND_DESIGNS = ("4k", "thp", "gt_pde_4m")
+_BEYOND_DESIGNS = {"full": ("4k", "thp", "gt_pde_4m", "gt_pde_2m", "gt_pde_1m"), "quick": ("4k", "thp", "gt_pde_4m"),
+                   "tiny": ("4k", "thp", "gt_pde_4m")}
+
+#: Beyond the paper: a GT-aware L2 TLB (``gt_blocks``) for GT-PDE-4MB, one
+#: coalesced entry per 128 KiB B-block (32 pages), in the coalescing part.
+GT_ENTRY_GROUP = 32
+GT_ENTRY = {"kind": "coalescing", "group": GT_ENTRY_GROUP, "gt_blocks": True}
+
+# Beyond the paper: GTSM against its rivals on the same retired-page maps.
+#: Half the 2 MiB blocks broken by one movable pinned frame each before the
+#: run: an OS that has run for a while (compaction can move these frames).
+VERSUS_FRAGMENTATION = 0.5
+_VERSUS_FRACTIONS = {"full": (0.0, 0.005, 0.01), "quick": (0.0, 0.005), "tiny": (0.0, 0.005)}
+#: Direct compaction with the model's defaults, written out.
+COMPACTION = {"movable_pins": True, "migrate_cycles": 8000, "max_defer_shift": 6}
+#: Mosaic Pages as the Mosaic reproduction defines it (its ``mosaic`` design:
+#: the Iceberg allocator, 4 KiB pages, mosaic TLB organisation), with the
+#: table-of-contents page table and arity 4 (the paper's Mosaic-4) for the
+#: format and the TLBs alike.
+MOSAIC_ARITY = 4
+#: The Iceberg pool: every bucket that fits above 1/64 of the 16 GiB (the
+#: allocator's default sizing, written out): 64,512 buckets; page-table
+#: nodes come from the 256 MiB below it.
+MOSAIC_POOL = "16128MiB"
+#: The preset's data-side TLB structures that hold 4 KiB pages (the 2 MiB
+#: L1 DTLB holds no 4 KiB page, so a mosaic organisation there is a config
+#: error; it keeps ``set_assoc`` and, as with 4 KiB pages, never holds anything).
+MOSAIC_TLBS = ("l1_dtlb_4k", "l2_tlb")
+
+
+def _mosaic() -> dict[str, Any]:
+    from tessera.report import mosaic_pages as mp
+
+    d = mp.DESIGNS["mosaic"]
+    org = {**d["mmu.tlb.dtlb.organisation"], "arity": MOSAIC_ARITY}
+    return {"pagetable.format": {"kind": "mosaic_toc", "arity": MOSAIC_ARITY},
+            "physmem.page_size": {"kind": d["physmem.page_size"]},
+            "physmem.allocator": {"kind": d["physmem.allocator"], "pool": MOSAIC_POOL},
+            **{f"mmu.tlb.{t}.organisation": dict(org) for t in MOSAIC_TLBS}}
+
+
+#: The designs of the ``versus`` part: overrides on the preset. THP and THP
+#: with compaction differ in ``os.compaction`` only; Mosaic Pages differs
+#: from 4 KiB in the allocator, the page-table format and the organisation
+#: of the two data-side TLBs that hold 4 KiB pages.
+RIVALS: dict[str, dict[str, Any]] = {
+    "4k": dict(DESIGNS["4k"]),
+    "thp": dict(DESIGNS["thp"]),
+    "thp_compact": {**DESIGNS["thp"], "os.compaction": dict(COMPACTION)},
+    "gt_pde_4m": dict(DESIGNS["gt_pde_4m"]),
+    "mosaic": _mosaic(),
+}
+RIVAL_LABEL = {"4k": "4 KiB", "thp": "THP (2 MiB)", "thp_compact": "THP + compaction", "gt_pde_4m": "GT-PDE-4MB",
+               "mosaic": f"Mosaic Pages (Mosaic-{MOSAIC_ARITY})"}
 
 
 def _check_scale(scale: str) -> None:
@@ -338,6 +401,10 @@ def coalescing_spec(scale: str) -> dict[str, Any]:
     runs = [{"workload": w, "seed": s, "warmup": warm[w], **DESIGNS["4k"],
              "mmu.tlb.l2_tlb.organisation": {"kind": "coalescing", "group": g, "fill_from": "group"}}
             for w in WORKLOADS for s in range(seeds_for(scale)) for g in _GROUPS[scale]]
+    # Beyond the paper: GT-PDE-4MB with a GT-aware L2 TLB (one entry per B-block).
+    runs += [{"workload": w, "seed": s, "warmup": warm[w], **DESIGNS["gt_pde_4m"],
+              "mmu.tlb.l2_tlb.organisation": dict(GT_ENTRY)}
+             for w in WORKLOADS for s in range(seeds_for(scale))]
     return _spec(scale, "coalescing", runs)
 
 
@@ -347,8 +414,44 @@ def beyond_spec(scale: str) -> dict[str, Any]:
     the retired sweep's)."""
     warm = warmup_for(scale)
     runs = [{"workload": w, "seed": s, "warmup": warm[w], **DESIGNS[d], "physmem.retired": dict(BEYOND_CLUSTER)}
-            for w in WORKLOADS for s in range(seeds_for(scale)) for d in _BEYOND_DESIGNS]
+            for w in WORKLOADS for s in range(seeds_for(scale)) for d in _BEYOND_DESIGNS[scale]]
     return _spec(scale, "beyond", runs)
+
+
+def versus_fractions(scale: str) -> tuple[float, ...]:
+    _check_scale(scale)
+    return _VERSUS_FRACTIONS[scale]
+
+
+def versus_spec(scale: str) -> list[dict[str, Any]]:
+    """Beyond the paper: every design of :data:`RIVALS` at each retired
+    fraction of the scale (uniform, the seed's map: every design at one
+    seed and fraction sees the same retired frames and the same pinned
+    ones) over memory with :data:`VERSUS_FRAGMENTATION` of its 2 MiB blocks
+    broken. Two sweeps, since a listed sweep sets the same keys in every
+    run and a run without compaction has no ``os.compaction`` to set:
+    ``versus`` (every design but THP + compaction; the others set the
+    preset's allocator and TLB organisations, the resolved machine being
+    the same) and ``versus-compaction``."""
+    warm = warmup_for(scale)
+    plain = {"physmem.allocator": {"kind": "buddy"},
+             **{f"mmu.tlb.{t}.organisation": {"kind": "set_assoc"} for t in MOSAIC_TLBS}}
+    keys = list(RIVALS["mosaic"])
+    out = []
+    for part, designs in (("versus", [d for d in RIVALS if d != "thp_compact"]), ("versus-compaction",
+                                                                                   ["thp_compact"])):
+        runs = []
+        for w in WORKLOADS:
+            for s in range(seeds_for(scale)):
+                for f in _VERSUS_FRACTIONS[scale]:
+                    for d in designs:
+                        o = RIVALS[d]
+                        r = {"workload": w, "seed": s, "warmup": warm[w], "physmem.retired": _retired(f),
+                             "physmem.fragmentation": VERSUS_FRAGMENTATION}
+                        r.update({k: o.get(k, plain.get(k)) for k in keys} if part == "versus" else o)
+                        runs.append(r)
+        out.append(_spec(scale, part, runs))
+    return out
 
 
 # ------------------------------------------------------------------ labels
@@ -365,12 +468,21 @@ def design_of(row: Mapping[str, Any]) -> str:
     """Which of :data:`DESIGNS` a run is, from its resolved config (an L2 TLB
     that coalesces makes ``coalesce<group>``)."""
     fmt = _get(row, "config.pagetable.format.kind", "x86_radix")
-    if fmt == "gt_pde":
-        return str(row["config.pagetable.format.mode"])
     org = _get(row, "config.mmu.tlb.l2_tlb.organisation.kind", "set_assoc")
+    if fmt == "gt_pde":
+        mode = str(row["config.pagetable.format.mode"])
+        if org == "coalescing" and bool(_get(row, "config.mmu.tlb.l2_tlb.organisation.gt_blocks", False)):
+            return f"{mode}_gt{int(row['config.mmu.tlb.l2_tlb.organisation.group'])}"
+        return mode
+    if fmt == "mosaic_toc":
+        return "mosaic"
     if org == "coalescing":
         return f"coalesce{int(row['config.mmu.tlb.l2_tlb.organisation.group'])}"
-    return "thp" if _get(row, "config.physmem.page_size.kind", "base_only") == "thp" else "4k"
+    if _get(row, "config.physmem.page_size.kind", "base_only") == "thp":
+        compact = any(str(k).startswith("config.os.compaction.") and _get(row, k) is not None
+                      for k in (row.keys() if hasattr(row, "keys") else []))
+        return "thp_compact" if compact else "thp"
+    return "4k"
 
 
 def label_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -388,6 +500,8 @@ def label_runs(df: pd.DataFrame) -> pd.DataFrame:
                                                                                         index=out.index)))
     if "axis.param.table" in out:
         out["table_mib"] = out["axis.param.table"].map(lambda v: _bytes(v) / MIB if isinstance(v, str) else np.nan)
+    fr = out.get("config.physmem.fragmentation", pd.Series([0.0] * len(out), index=out.index))
+    out["fragmentation"] = pd.to_numeric(fr, errors="coerce").fillna(0.0)
     if "seed" not in out:
         out["seed"] = 0
     return out
@@ -469,7 +583,8 @@ def fig11_pte_refs(main: pd.DataFrame) -> pd.DataFrame:
 
 def _sorted(out: pd.DataFrame, index: list[str]) -> pd.DataFrame:
     rank = {w: i for i, w in enumerate(WORKLOADS)}
-    drank = {d: i for i, d in enumerate(list(DESIGNS) + ["coalesce8", "coalesce32"])}
+    drank = {d: i for i, d in enumerate(list(DESIGNS) + ["coalesce8", "coalesce32", f"gt_pde_4m_gt{GT_ENTRY_GROUP}",
+                                                         "thp_compact", "mosaic"])}
     keys = []
     if "workload" in out:
         out["_w"] = out["workload"].map(lambda w: rank.get(w, len(rank)))
@@ -480,6 +595,20 @@ def _sorted(out: pd.DataFrame, index: list[str]) -> pd.DataFrame:
     rest = [k for k in index if k not in ("workload", "design")]
     out = out.sort_values(keys + rest, kind="stable").drop(columns=[k for k in ("_w", "_d") if k in out])
     return out.set_index(index)
+
+
+def _ranked(out: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+    """``out`` indexed by ``index``, sorted by those columns in that order
+    (workloads and designs in the study's order)."""
+    if not len(out):
+        return pd.DataFrame(columns=index).set_index(index)
+    rank = {w: i for i, w in enumerate(WORKLOADS)}
+    drank = {d: i for i, d in enumerate(RIVALS)}
+    keys = {"workload": out["workload"].map(lambda w: rank.get(w, len(rank))) if "workload" in out else None,
+            "design": out["design"].map(lambda d: drank.get(d, len(drank))) if "design" in out else None}
+    tmp = out.assign(**{f"_{k}": (keys[k] if keys.get(k) is not None else out[k]) for k in index})
+    tmp = tmp.sort_values([f"_{k}" for k in index], kind="stable").drop(columns=[f"_{k}" for k in index])
+    return tmp.set_index(index)
 
 
 # ------------------------------------------------------------------ Fig. 12
@@ -721,6 +850,29 @@ def fig18_coalescing(coal: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def gt_entry_table(coal: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
+    """Beyond the paper: GT-PDE-4MB with the GT-aware L2 TLB against plain
+    GT-PDE-4MB (same workload and seed): IPC change (mean and 95 %
+    interval), walks and L2 TLB misses per 1000 instructions of each, and
+    the L2's coalesced hits per 1000 instructions."""
+    name = f"gt_pde_4m_gt{GT_ENTRY_GROUP}"
+    gt = coal[coal["design"] == name]
+    plain = main[main["design"] == "gt_pde_4m"]
+    if not len(gt) or not len(plain):
+        return pd.DataFrame(columns=["workload", "design", "ipc", "change", "change_lo", "change_hi", "noise"]
+                            ).set_index(["workload", "design"])
+    out = _against(gt, plain, "design").reset_index()
+    extra = []
+    for w in out["workload"]:
+        a, b = gt[gt["workload"] == w], plain[plain["workload"] == w]
+        extra.append({"walks_pki": _pki(a, "walker.walks"), "walks_pki_plain": _pki(b, "walker.walks"),
+                      "l2_mpki": _pki(a, "mmu.l2_tlb.misses"), "l2_mpki_plain": _pki(b, "mmu.l2_tlb.misses"),
+                      "coalesced_hits_pki": _pki(a, "mmu.l2_tlb.coalesced_hits")
+                      if "mmu.l2_tlb.coalesced_hits" in a else np.nan})
+    out = pd.concat([out, pd.DataFrame(extra)], axis=1)
+    return out.set_index(["workload", "design"])
+
+
 # ------------------------------------------------------------------ retired
 
 
@@ -791,6 +943,130 @@ def beyond_table(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["workload", "design", "model"]).set_index(["workload", "design", "model"])
     out = pd.concat(parts, ignore_index=True).drop(columns=["fraction", "paper_capacity_pct"])
     return _sorted(out, ["workload", "design", "model"])
+
+
+# ------------------------------------------------------------------ versus
+
+
+def _superpage_share(r: Mapping[str, Any], design: str) -> float:
+    t = touched_bytes(r, design)
+    return 100.0 * superpage_bytes(r, design) / t if t else float("nan")
+
+
+def versus_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Beyond the paper, per workload, retired fraction and design of
+    :data:`RIVALS`: IPC gain over 4 KiB at the same seed and fraction (%:
+    mean of the per-seed gains, and their lowest and highest), the share of
+    touched bytes in 2 MiB pages or GT superpages (NaN for 4 KiB and Mosaic
+    Pages, which map 4 KiB pages only), walks and LLC misses per 1000
+    instructions, the change in translation and in data stall cycles
+    against 4 KiB's (% of 4 KiB's cycles, same seed; means), and for THP +
+    compaction the measured phase's ``os.compaction.successes``,
+    ``pins_migrated`` and ``os.compaction.cycles`` as % of ``core.cycles``
+    (means over seeds); for Mosaic Pages the Iceberg pool's mean load
+    (``physmem.allocator.iceberg.utilisation``, %)."""
+    df = _ipc(runs)
+    rows = []
+    for (w, f), m in df.groupby(["workload", "fraction"], sort=False):
+        b = _by_seed(m, "4k", "ipc")
+        for d in dict.fromkeys(m["design"]):
+            g = m[m["design"] == d]
+            v = _by_seed(m, d, "ipc")
+            seeds = sorted(set(v.index) & set(b.index))
+            gains = [100.0 * (float(v[s]) / float(b[s]) - 1.0) for s in seeds if float(b[s]) > 0]
+            share = ([_superpage_share(r, d) for _, r in g.iterrows()] if d in ("thp", "thp_compact", *ENTRY_BYTES)
+                     else [])
+            # Where the cycles moved: translation and data stalls, each as % of 4 KiB's cycles (same seed).
+            base_cyc = _by_seed(m, "4k", "core.cycles")
+            shift = {}
+            for col, key in (("core.translation_stall_cycles", "translation_delta_pct"),
+                             ("core.data_stall_cycles", "data_delta_pct")):
+                a, z = _by_seed(m, d, col), _by_seed(m, "4k", col)
+                vals = [100.0 * (float(a[s]) - float(z[s])) / float(base_cyc[s]) for s in seeds if float(base_cyc[s])]
+                shift[key] = float(np.mean(vals)) if vals else np.nan
+            rec: dict[str, Any] = {"workload": w, "fraction": float(f), "design": d, "seeds": len(gains),
+                                   "ipc": float(v.mean()),
+                                   "gain": float(np.mean(gains)) if gains else np.nan,
+                                   "gain_min": float(np.min(gains)) if gains else np.nan,
+                                   "gain_max": float(np.max(gains)) if gains else np.nan,
+                                   "superpage_pct": float(np.mean(share)) if share else np.nan,
+                                   "walks_pki": _pki(g, "walker.walks"), **shift,
+                                   "llc_mpki": _pki(g, "cache.llc.misses") if "cache.llc.misses" in g else np.nan}
+            if d == "mosaic" and "physmem.allocator.iceberg.utilisation" in g:
+                rec["pool_load_pct"] = 100.0 * float(g["physmem.allocator.iceberg.utilisation"].astype(float).mean())
+            if d == "thp_compact":
+                cyc = g["os.compaction.cycles"].astype(float) / g["core.cycles"].astype(float)
+                rec.update(compactions=float(g["os.compaction.successes"].astype(float).mean()),
+                           compaction_failures=float(g["os.compaction.failures"].astype(float).mean()),
+                           pins_migrated=float(g["os.compaction.pins_migrated"].astype(float).mean()),
+                           pages_migrated=float(g["os.compaction.pages_migrated"].astype(float).mean()),
+                           compaction_cycles_pct=100.0 * float(cyc.mean()))
+            rows.append(rec)
+    cols = ["compactions", "compaction_failures", "pins_migrated", "pages_migrated", "compaction_cycles_pct",
+            "pool_load_pct"]
+    out = pd.DataFrame(rows)
+    for c in cols:
+        if c not in out:
+            out[c] = np.nan
+    return _ranked(out, ["workload", "fraction", "design"])
+
+
+def versus_summary(vt: pd.DataFrame) -> pd.DataFrame:
+    """Per retired fraction and design: the geometric mean over workloads
+    of IPC ÷ 4 KiB's (as a gain %), the lowest and highest workload gain,
+    and the mean superpage share."""
+    rows = []
+    for f in sorted(set(vt.index.get_level_values("fraction"))):
+        t = vt.xs(f, level="fraction")
+        for d in dict.fromkeys(t.index.get_level_values("design")):
+            g = t.xs(d, level="design")
+            rows.append({"fraction": float(f), "design": d,
+                         "gain_geomean": 100.0 * (_geomean(1 + g["gain"] / 100.0) - 1.0),
+                         "gain_lo": float(g["gain"].min()), "gain_hi": float(g["gain"].max()),
+                         "superpage_pct": float(g["superpage_pct"].mean()) if g["superpage_pct"].notna().any()
+                         else np.nan, "workloads": len(g)})
+    out = pd.DataFrame(rows)
+    return _ranked(out, ["fraction", "design"])
+
+
+#: The pairs the ``versus`` part compares: (first, second).
+VERSUS_PAIRS = (("thp_compact", "thp"), ("gt_pde_4m", "thp_compact"), ("gt_pde_4m", "mosaic"), ("mosaic", "4k"))
+
+
+def versus_pairs(vt: pd.DataFrame) -> pd.DataFrame:
+    """Per retired fraction and pair of :data:`VERSUS_PAIRS`: on how many
+    workloads the first design's gain over 4 KiB lies above the second's
+    beyond the seeds' spread (its lowest per-seed gain above the other's
+    highest), below it, or inside it (noise; ``identical`` counts those
+    whose runs gave the same IPC at every seed), with the workloads named,
+    and the mean difference of the gains (points)."""
+    rows = []
+    for f in sorted(set(vt.index.get_level_values("fraction"))):
+        t = vt.xs(f, level="fraction")
+        designs = set(t.index.get_level_values("design"))
+        for a, b in VERSUS_PAIRS:
+            if a not in designs or b not in designs:
+                continue
+            above, below, noise, same, diffs = [], [], [], [], []
+            for w in _order(t.index.get_level_values("workload")):
+                if (w, a) not in t.index or (w, b) not in t.index:
+                    continue
+                ra, rb = t.loc[(w, a)], t.loc[(w, b)]
+                diffs.append(float(ra["gain"]) - float(rb["gain"]))
+                if float(ra["gain_min"]) > float(rb["gain_max"]):
+                    above.append(w)
+                elif float(ra["gain_max"]) < float(rb["gain_min"]):
+                    below.append(w)
+                else:
+                    noise.append(w)
+                    if all(float(ra[k]) == float(rb[k]) for k in ("gain", "gain_min", "gain_max")):
+                        same.append(w)
+            rows.append({"fraction": float(f), "first": a, "second": b, "above": len(above), "below": len(below),
+                         "noise": len(noise), "identical": len(same), "above_workloads": " ".join(above),
+                         "below_workloads": " ".join(below), "noise_workloads": " ".join(noise),
+                         "mean_diff": float(np.mean(diffs)) if diffs else np.nan})
+    return pd.DataFrame(rows).set_index(["fraction", "first", "second"]) if rows else pd.DataFrame(
+        columns=["above", "below", "noise", "identical", "mean_diff"])
 
 
 def workload_table(main: pd.DataFrame, scale: str) -> pd.DataFrame:
