@@ -184,27 +184,8 @@ impl MemorySystem {
     /// when `n` exceeds the format's arity). A run is cut to the leaf
     /// node's entries.
     pub fn neighbours(&self, va: u64, asid: Asid, node: u32, n: u32, out: &mut Neighbours) {
-        use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
-        let format = self.pt.format();
-        let per_node = 1u64 << (format.node_shift(1) - crate::addr::BASE_SHIFT);
-        let n = (n as u64).min(per_node).min(crate::tlb::MAX_GROUP as u64);
-        let first = (va >> 12) & !(n - 1);
-        out.first_vpn = first;
-        out.len = n as u32;
-        out.dirty = 0;
+        self.leaves_around(va, asid, node, 1, n, out);
         out.whole = false;
-        for i in 0..n {
-            let va_i = (first + i) << 12;
-            let w = format.word(va_i, 1);
-            let raw = self.mem.read_entry(node, w);
-            out.pfn[i as usize] = match format.decode(raw, 1, va_i, asid, &|k| self.mem.read_entry(node, w + k as u64)) {
-                Step::Leaf { pfn_base, .. } => {
-                    out.dirty |= (format.is_dirty(raw) as u64) << i;
-                    pfn_base
-                }
-                _ => crate::tlb::NOT_PRESENT,
-            };
-        }
     }
 
     /// The 4 KiB translations of the aligned run of `n` pages around `va` of
@@ -217,6 +198,16 @@ impl MemorySystem {
     /// holds the entry it ended at (a GT-PDE's 16 bytes describe its whole
     /// superpage), so `out.whole` is set. A run is cut to the node's range.
     pub fn block_neighbours(&self, va: u64, asid: Asid, node: u32, level: u32, n: u32, out: &mut Neighbours) {
+        self.leaves_around(va, asid, node, level, n, out);
+        out.whole = true;
+    }
+
+    /// The leaves at `level` of the aligned run of `n` pages around `va`,
+    /// each read from its own entry of the node whose first frame is host
+    /// slot `node` (not present where that entry is no leaf, or above level
+    /// 1 no 4 KiB leaf); the run is cut to the node's range.
+    #[inline]
+    fn leaves_around(&self, va: u64, asid: Asid, node: u32, level: u32, n: u32, out: &mut Neighbours) {
         use crate::pagetable::format::{FormatExt, PageTableFormat, Step};
         let format = self.pt.format();
         let per_node = 1u64 << (format.node_shift(level) - crate::addr::BASE_SHIFT).min(63);
@@ -225,13 +216,13 @@ impl MemorySystem {
         out.first_vpn = first;
         out.len = n as u32;
         out.dirty = 0;
-        out.whole = true;
         for i in 0..n {
             let va_i = (first + i) << 12;
             let (es, w) = format.locate(level, node, format.word(va_i, level));
             let raw = self.mem.read_entry(es, w);
             out.pfn[i as usize] = match format.decode(raw, level, va_i, asid, &|k| self.mem.read_entry(es, w + k as u64)) {
-                Step::Leaf { pfn_base, size: PageSize::Size4K } => {
+                // Level 1 takes any leaf, as it always has.
+                Step::Leaf { pfn_base, size } if level == 1 || size == PageSize::Size4K => {
                     out.dirty |= (format.is_dirty(raw) as u64) << i;
                     pfn_base
                 }
