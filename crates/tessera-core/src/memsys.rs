@@ -22,7 +22,7 @@ use crate::os::Os;
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::pagetable::format::PageTableFormat;
-use crate::registry::{AnyFormat, FormatVisitor};
+use crate::registry::{AnyFormat, Member};
 use crate::stats::{Prefixed, StatVisitor};
 use crate::tlb::Neighbours;
 use crate::walker::{WalkResult, Walker};
@@ -95,8 +95,12 @@ impl MemorySystem {
     /// the cycles of every walk it took plus what the OS charged (swap
     /// transfers and shootdowns under memory pressure; a first-touch fault
     /// itself is free, as it always was).
+    ///
+    /// `F` is the table's format, which the caller chose once (see
+    /// [`crate::registry::Member`]): a miss path holds one format's walk
+    /// loop, not every format's laid out around each other.
     #[inline(always)]
-    pub fn translate_miss(
+    pub fn translate_miss<F: PageTableFormat + Member<AnyFormat>>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -107,16 +111,9 @@ impl MemorySystem {
         let mut cycles = 0;
         for _attempt in 0..2 {
             let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
-            let (res, c) = self.pt.format().visit(Walk {
-                walker: &mut self.walker,
-                va,
-                asid,
-                root: (root.0, slot),
-                write,
-                instr,
-                mem: &mut self.mem,
-                caches: &mut self.caches,
-            });
+            let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
+            let (res, c) =
+                self.walker.walk(format, va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches);
             cycles += c;
             match res {
                 WalkResult::Translated { pfn_base, size, dirty, node, level } => {
@@ -335,27 +332,5 @@ impl MemorySystem {
     }
     pub fn walker(&self) -> &Walker {
         &self.walker
-    }
-}
-
-/// One page walk, run on the concrete page-table format so the walk loop
-/// dispatches on the format once, not at every step.
-struct Walk<'a> {
-    walker: &'a mut Walker,
-    va: u64,
-    asid: Asid,
-    root: (u64, u32),
-    write: bool,
-    instr: bool,
-    mem: &'a mut PhysMem,
-    caches: &'a mut CacheHierarchy,
-}
-
-impl FormatVisitor for Walk<'_> {
-    type Out = (WalkResult, u64);
-
-    #[inline(always)]
-    fn visit<F: PageTableFormat>(self, format: &F) -> Self::Out {
-        self.walker.walk(format, self.va, self.asid, self.root, self.write, self.instr, self.mem, self.caches)
     }
 }

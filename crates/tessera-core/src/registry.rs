@@ -67,6 +67,13 @@ pub fn split_section(value: &toml::Value, path: &str, names: &[&str]) -> Result<
     }
 }
 
+/// A member of a family with a visitor, found again in the family's enum by
+/// code generic over members (a path chosen for one member at build time
+/// reaches it without matching the others).
+pub trait Member<Any> {
+    fn of(any: &Any) -> Option<&Self>;
+}
+
 macro_rules! family {
     (@method $any:ident, [$($v:ident),*], mut, $m:ident, ($($arg:ident : $argty:ty),*), $args:tt, ($($ret:ty)?)) => {
         // A dispatch is one match: inlining it lets each call site inline the
@@ -142,16 +149,16 @@ macro_rules! family {
         }
 
         family!(@impl $trait_, $any, [$($variant),*], $( ($recv, $m, ($($arg : $argty),*), ($($arg),*), ($($ret)?)) )*);
-        family!(@visitor $trait_, $any, [$($vis)?], [$($variant),*]);
+        family!(@visitor $trait_, $any, [$($vis)?], [$( ($variant, $ty) ),*]);
     };
     (@visitor $trait_:path, $any:ident, [], $vars:tt) => {};
-    (@visitor $trait_:path, $any:ident, [$vis:ident], [$($v:ident),*]) => {
+    (@visitor $trait_:path, $any:ident, [$vis:ident], [$( ($v:ident, $t:path) ),*]) => {
         /// Code generic over the family's members, run by [`visit`]: a loop
         /// that calls a mechanism many times dispatches once, and each member
         /// gets its own monomorphised copy.
         pub trait $vis {
             type Out;
-            fn visit<M: $trait_>(self, member: &M) -> Self::Out;
+            fn visit<M: $trait_ + $crate::registry::Member<$any>>(self, member: &M) -> Self::Out;
         }
 
         impl $any {
@@ -159,6 +166,16 @@ macro_rules! family {
             #[inline(always)]
             pub fn visit<V: $vis>(&self, v: V) -> V::Out {
                 match self { $( $any::$v(x) => v.visit(x) ),* }
+            }
+        }
+
+        $( family!(@member $any, $v, $t); )*
+    };
+    (@member $any:ident, $v:ident, $t:path) => {
+        impl $crate::registry::Member<$any> for $t {
+            #[inline(always)]
+            fn of(any: &$any) -> Option<&Self> {
+                match any { $any::$v(x) => Some(x), #[allow(unreachable_patterns)] _ => None }
             }
         }
     };

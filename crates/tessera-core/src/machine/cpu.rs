@@ -29,8 +29,10 @@ use crate::cache::Served;
 use crate::config::Spec;
 use crate::error::Result;
 use crate::memsys::{MemorySystem, Shootdown};
+use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
+use crate::registry::{AnyFormat, FormatVisitor, Member};
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
 use crate::timing::{CoreStats, IntervalModel};
 use crate::tlb::shadow::Shadows;
@@ -66,6 +68,21 @@ fn repeat_run<const FETCHES: bool>(batch: &AccessBatch, i: usize, key: MemoKey) 
         j += 1;
     }
     (j, gap_sum, counts)
+}
+
+/// The miss path of a machine: [`CpuMachine::walk_with`] for one format.
+type MissFn = fn(&mut CpuMachine, u64, Asid, bool, bool) -> Result<(u64, PageSize)>;
+
+/// Picks the miss path for the table's format (`SHADOWS`: shadows watch).
+struct MissPath<const SHADOWS: bool>;
+
+impl<const SHADOWS: bool> FormatVisitor for MissPath<SHADOWS> {
+    type Out = MissFn;
+
+    #[inline(always)]
+    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> MissFn {
+        CpuMachine::walk_with::<F, SHADOWS>
+    }
 }
 
 /// How many accesses ahead the leaf page-table entry is prefetched on the host.
@@ -437,16 +454,31 @@ impl CpuMachine {
         self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &self.neighbours);
     }
 
-    /// The TLB-miss path, kept out of line so the hit path stays small.
-    #[inline(never)]
+    /// The TLB-miss path of this machine's page-table format.
+    #[inline(always)]
     fn walk<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let miss = self.sys.page_table().format().visit(MissPath::<SHADOWS>);
+        miss(self, va, asid, write, instr)
+    }
+
+    /// [`Self::walk`] on a table of format `F`, kept out of line so the hit
+    /// path stays small, and one per format so the walk of one is not laid
+    /// out (and its registers spilled) around every other's.
+    #[inline(never)]
+    fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        write: bool,
+        instr: bool,
+    ) -> Result<(u64, PageSize)> {
         let (t, cycles) = if SHADOWS {
             match self.shadows.as_deref_mut() {
-                Some(shadows) => self.sys.translate_miss(va, asid, write, instr, &mut Watched { mmu: &mut self.mmu, shadows })?,
-                None => self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?,
+                Some(shadows) => self.sys.translate_miss::<F>(va, asid, write, instr, &mut Watched { mmu: &mut self.mmu, shadows })?,
+                None => self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?,
             }
         } else {
-            self.sys.translate_miss(va, asid, write, instr, &mut self.mmu)?
+            self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?
         };
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;

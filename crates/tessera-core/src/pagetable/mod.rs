@@ -193,7 +193,7 @@ impl PageTable {
     /// [`Self::map`] with the entries of `format` instead of this table's
     /// own (for tests of format contracts with formats made for them).
     #[cfg(test)]
-    pub(crate) fn map_as<F: PageTableFormat>(&mut self, format: &F, mem: &mut PhysMem, asid: Asid, va: u64, size: PageSize, pfn: Pfn) -> Result<()> {
+    pub(crate) fn map_as<F: PageTableFormat + crate::registry::Member<AnyFormat>>(&mut self, format: &F, mem: &mut PhysMem, asid: Asid, va: u64, size: PageSize, pfn: Pfn) -> Result<()> {
         let (_, root_slot) = self.root_linked(mem, asid)?;
         let PageTable { nodes, mappings, levels, .. } = self;
         Map { mem, nodes, mappings, levels: *levels, root_slot, asid, va, size, pfn, name: "test" }.visit(format)

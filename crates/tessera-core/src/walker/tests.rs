@@ -266,6 +266,18 @@ fn the_leaf_index_is_the_formats_own() {
 /// GT-PDE has): the walker must add it to the walk's cycles.
 struct CostlyPd(crate::pagetable::x86_radix::X86Radix);
 
+// Formats made for tests are never a table's own.
+impl crate::registry::Member<AnyFormat> for CostlyPd {
+    fn of(_: &AnyFormat) -> Option<&Self> {
+        None
+    }
+}
+impl crate::registry::Member<AnyFormat> for SplitPd {
+    fn of(_: &AnyFormat) -> Option<&Self> {
+        None
+    }
+}
+
 impl PageTableFormat for CostlyPd {
     fn levels(&self) -> u32 {
         self.0.levels()
