@@ -181,6 +181,13 @@ pub trait PageTableFormat {
     fn psc_caches_entries(&self, _level: u32) -> bool {
         false
     }
+    /// Whether the PSC of any level holds whole entries
+    /// ([`Self::psc_caches_entries`]): constant for a format that never
+    /// does, so its walks skip the decoding of cached entries.
+    #[inline(always)]
+    fn psc_caches_any_entries(&self) -> bool {
+        (1..=self.levels()).any(|level| self.psc_caches_entries(level))
+    }
     /// Whether the walker may use its host-side shortcuts (see module doc).
     fn allows_shortcuts(&self) -> bool {
         true

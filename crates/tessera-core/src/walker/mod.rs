@@ -173,6 +173,9 @@ pub struct Walker {
     /// Walks that started at a hint's leaf node (tests check they happen).
     #[cfg(test)]
     pub(crate) shortcut_walks: u64,
+    /// The PSC and slot of a hit in a PSC of whole entries, from the
+    /// probe to the walk that decodes it.
+    whole_hit: Option<(u8, u32)>,
     /// Per radix level, the index in `pscs` of the PSC caching that level's
     /// entries (`NO_PSC` if none).
     psc_at: [u8; 6],
@@ -254,6 +257,7 @@ impl Walker {
             shortcuts,
             #[cfg(test)]
             shortcut_walks: 0,
+            whole_hit: None,
             psc_at,
         })
     }
@@ -307,9 +311,11 @@ impl Walker {
         } else if self.pscs.is_empty() {
             (root, root_slot, self.levels)
         } else {
-            match self.probe_pscs(va, asid, root, root_slot) {
-                (start, None) => start,
-                (start, Some(hit)) => match self.cached(format, hit, va, asid, is_write, instr) {
+            let start = self.probe_pscs(format, va, asid, root, root_slot);
+            let whole = if format.psc_caches_any_entries() { self.whole_hit.take() } else { None };
+            match whole {
+                None => start,
+                Some(hit) => match self.cached(format, hit, va, asid, is_write, instr) {
                     Cached::Node(node, slot) => (node, slot, self.pscs[hit.0 as usize].level - 1),
                     Cached::Leaf(r, cycles) => return (r, cycles),
                     Cached::Stale => start,
@@ -447,20 +453,22 @@ impl Walker {
     }
 
     /// Probe every PSC (each counts a lookup); the deepest hit gives the node,
-    /// host slot and level the walk starts from.
+    /// host slot and level the walk starts from. A hit in a PSC of whole
+    /// entries is left in `whole_hit` (PSC, slot) for the walk to decode;
+    /// for a format without such PSCs that test folds away, and the start
+    /// comes back in two registers.
     #[inline(never)]
-    fn probe_pscs(&mut self, va: u64, asid: Asid, root: u64, root_slot: u32) -> ((u64, u32, u32), Option<(u8, u32)>) {
+    fn probe_pscs<F: PageTableFormat>(&mut self, format: &F, va: u64, asid: Asid, root: u64, root_slot: u32) -> (u64, u32, u32) {
         let (mut node, mut slot, mut level) = (root, root_slot, self.levels);
-        let mut whole = None;
         for (i, p) in self.pscs.iter_mut().enumerate() {
             p.stats.lookups += 1;
             let key = p.key(va, asid);
             let set = (key & p.set_mask) as u32;
             if let Some(s) = p.table.lookup(set, key) {
                 p.stats.hits += 1;
-                if !p.entries.is_empty() {
+                if format.psc_caches_entries(p.level) {
                     // A whole entry: the walk decodes it (see `Walker::cached`).
-                    whole = Some((i as u8, s as u32));
+                    self.whole_hit = Some((i as u8, s as u32));
                 } else if p.level - 1 < level {
                     let d = p.table.data(s);
                     node = d & PSC_PFN_MASK;
@@ -469,7 +477,7 @@ impl Walker {
                 }
             }
         }
-        ((node, slot, level), whole)
+        (node, slot, level)
     }
 
     /// What the whole entry in slot `s` of PSC `i` says for `va`; a stale
