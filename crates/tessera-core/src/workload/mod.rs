@@ -50,6 +50,8 @@ pub mod matching;
 pub mod mis;
 pub mod graph_analytics;
 
+pub mod gpu;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
