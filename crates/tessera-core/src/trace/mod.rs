@@ -33,6 +33,7 @@
 //!   pairs; an access that crosses a boundary touches every page it overlaps.
 //!   A record of size 0 counts as touching one byte.
 
+pub mod accelsim;
 pub mod champsim;
 #[doc(hidden)]
 pub mod fuzzing;
