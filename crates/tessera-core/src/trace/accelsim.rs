@@ -174,7 +174,9 @@ impl AccelsimReader {
                 let dst = hex(dst, "destination address").map_err(&bad)?;
                 let bytes = dec(bytes, "byte count").map_err(&bad)?;
                 let base = dst / ALLOC_ALIGN * ALLOC_ALIGN;
-                allocations.push(Allocation { name: format!("memcpy{}", allocations.len()), base, bytes: bytes + (dst - base) });
+                let bytes = bytes.checked_add(dst - base).filter(|&b| b.div_ceil(ALLOC_ALIGN).checked_mul(ALLOC_ALIGN).is_some());
+                let bytes = bytes.ok_or_else(|| bad("the copy runs past the end of the address space".into()))?;
+                allocations.push(Allocation { name: format!("memcpy{}", allocations.len()), base, bytes });
             } else if line.starts_with("kernel-") && (line.ends_with(".traceg") || line.ends_with(".traceg.xz")) {
                 let k = dir.join(line);
                 if !k.is_file() {

@@ -286,6 +286,10 @@ fn a_missing_kernel_file_names_its_list_line() {
     assert_fails_at(e, "kernelslist.g", 3, "kernel-2.traceg does not exist");
     std::fs::write(d.join(KERNELS_LIST), "MemcpyHtoD,0x7f3c2a000000\n").unwrap();
     assert_fails_at(AccelsimReader::open(&d).err().unwrap(), "kernelslist.g", 1, "MemcpyHtoD,0x<address>,<bytes>");
+    std::fs::write(d.join(KERNELS_LIST), "\nMemcpyHtoD,0x10,18446744073709551615\n").unwrap();
+    assert_fails_at(AccelsimReader::open(&d).err().unwrap(), "kernelslist.g", 2, "end of the address space");
+    std::fs::write(d.join(KERNELS_LIST), "MemcpyHtoD,0x1000,12x\n").unwrap();
+    assert_fails_at(AccelsimReader::open(&d).err().unwrap(), "kernelslist.g", 1, "bad decimal byte count");
     std::fs::write(d.join(KERNELS_LIST), "kernel-1.trace\n").unwrap();
     assert_fails_at(AccelsimReader::open(&d).err().unwrap(), "kernelslist.g", 1, "post-traces-processing");
 }
@@ -468,5 +472,37 @@ proptest! {
         }
         prop_assert_eq!(back, kernels);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Damaged kernel text (bytes overwritten, lines cut or dropped) is read
+    /// or refused with a trace or config error, never a panic.
+    #[test]
+    fn damaged_kernel_text_never_panics(
+        k in arb_kernel(),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        cut in any::<prop::sample::Index>(),
+        drop_line in any::<prop::sample::Index>(),
+    ) {
+        let mut text = Vec::new();
+        write_kernel_text(&mut text, &k, "t").unwrap();
+        let mut lines: Vec<&[u8]> = text.split(|&c| c == b'\n').collect();
+        lines.remove(drop_line.index(lines.len()));
+        let mut text = lines.join(&b'\n');
+        for (at, b) in edits {
+            if !text.is_empty() {
+                let i = at.index(text.len());
+                text[i] = b" \n0x-fF1#=,"[b as usize % 11];
+            }
+        }
+        text.truncate(cut.index(text.len() + 1));
+        match parse_kernel(&text[..], "t", false) {
+            Ok(back) => prop_assert!(back.check("t").is_ok()),
+            Err(Error::Trace { .. } | Error::Config { .. }) => {}
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
     }
 }
