@@ -61,7 +61,12 @@
 //!   `-shmem base_addr`, local if in the 32 MiB window from `-local mem
 //!   base_addr` (a window ends early where the other one starts; a base of 0
 //!   means the window is absent), global otherwise. Real traces put the two
-//!   windows 32 MiB apart.
+//!   bases 32 MiB apart, either way round. Accel-Sim's own rule
+//!   (`trace_driven.cc`) is shared for `S ≤ a < L`, local for
+//!   `L ≤ a < L + LOCAL_MEM_SIZE_MAX`, and shared for everything when the
+//!   bases are unset; it agrees with this one on shared accesses when `S`
+//!   lies below `L`, and differs on purpose for unset bases (global here, so
+//!   a hand-made trace without bases still reaches the TLBs).
 //! - **Access size per lane from the opcode**, not `mem_width`: the first
 //!   `.`-separated token that is a bare number `N` or `UN` gives `N/8`
 //!   bytes (`.64` → 8, `.128` → 16, `.U8` → 1); otherwise 4. (`.S8`, `.F32`
