@@ -3,7 +3,8 @@
 //! writer of the same form.
 //!
 //! ## What it models
-//! The post-processed traces Accel-Sim's simulator consumes (FORMATS.md §4):
+//! The post-processed traces Accel-Sim's simulator consumes (as its NVBit
+//! tracer, `util/tracer_nvbit` in accel-sim-framework, writes them):
 //! - `kernelslist.g`, in order: `MemcpyHtoD,0x<dst>,<bytes>` lines, which
 //!   become the application's [`Allocation`]s (named `memcpy0`, `memcpy1`, …
 //!   in list order), and `kernel-N.traceg` / `kernel-N.traceg.xz` lines,
@@ -341,7 +342,7 @@ fn classify(opcode: &str) -> (Op, Option<Space>) {
     }
 }
 
-/// Access size per lane from an opcode's modifiers (FORMATS.md §4.5).
+/// Access size per lane from an opcode's modifiers (as Accel-Sim's trace parser).
 fn opcode_size(opcode: &str) -> std::result::Result<u8, String> {
     for m in opcode.split('.').skip(1) {
         let digits = m.strip_prefix('U').unwrap_or(m);
