@@ -24,12 +24,20 @@
 
 pub mod simt;
 
+pub mod bfs;
+pub mod gups;
+pub mod histogram;
+pub mod pagerank;
+pub mod reduction;
+pub mod scan;
+pub mod spmv_csr;
 pub mod vector_add;
 
 use std::collections::BTreeMap;
 
-use super::{Allocation, Kernel, KernelSource, ThreadBlock};
+use super::{Allocation, Allocator, Kernel, KernelSource, ThreadBlock};
 use crate::error::{Error, Result};
+use crate::workload::graph::{Csr, GraphInput};
 use crate::workload::{ParamDoc, Params};
 
 /// Where the first buffer of a built-in kernel's application is allocated
@@ -51,6 +59,13 @@ pub struct GpuKernelInfo {
 /// Every built-in GPU kernel.
 pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     vector_add::INFO,
+    reduction::INFO,
+    scan::INFO,
+    histogram::INFO,
+    spmv_csr::INFO,
+    gups::INFO,
+    bfs::INFO,
+    pagerank::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -83,6 +98,62 @@ fn blocks_for(p: &Params, threads: u64, block: u32) -> Result<u32> {
     u32::try_from(blocks).map_err(|_| {
         Error::config(p.key_path("block"), format!("{threads} threads make more than 2^32 thread blocks"))
     })
+}
+
+/// Parameter `scale` of the graph kernels (default 14: 16384 vertices).
+pub const SCALE_PARAM: ParamDoc =
+    ParamDoc { name: "scale", default: "14", doc: "log2 of the vertex count (2^scale vertices), 1 to 26" };
+
+/// The graph of a graph kernel's parameters (`graph`, `scale`,
+/// `edgefactor`): device offsets are `u32`, so at most 2^32 - 1 entries.
+fn graph_input(p: &Params) -> Result<GraphInput> {
+    let g = GraphInput::from_params(p, true)?;
+    if g.scale > 26 {
+        return Err(Error::config(p.key_path("scale"), format!("must be between 1 and 26, not {}", g.scale)));
+    }
+    if g.max_nnz() > u32::MAX as u64 {
+        return Err(Error::config(
+            p.key_path("edgefactor"),
+            format!("{} x 2^{} edges need more than 2^32 CSR entries", g.edgefactor, g.scale),
+        ));
+    }
+    Ok(g)
+}
+
+/// Bytes rounded up as an allocation covers them.
+fn covered(bytes: u64) -> u64 {
+    bytes.div_ceil(super::ALLOC_ALIGN) * super::ALLOC_ALIGN
+}
+
+/// Upper bound on the bytes of a graph's device CSR (`u32` offsets and
+/// targets), before generation.
+fn csr_footprint(g: &GraphInput) -> u64 {
+    covered(4 * (g.vertices() + 1)) + covered(4 * g.max_nnz())
+}
+
+/// A graph on the host and on the device: `row` (`u32` offsets, `n + 1`)
+/// then `col` (`u32` targets), as the Lonestar and Rodinia kernels hold it.
+struct DeviceCsr {
+    csr: Csr,
+    row: u64,
+    col: u64,
+}
+
+impl DeviceCsr {
+    fn place(heap: &mut Allocator, csr: Csr) -> DeviceCsr {
+        let row = heap.alloc("row", 4 * csr.offsets.len() as u64);
+        let col = heap.alloc("col", 4 * csr.nnz() as u64);
+        DeviceCsr { csr, row, col }
+    }
+
+    fn n(&self) -> u64 {
+        self.csr.n() as u64
+    }
+
+    /// The offsets of `v`'s neighbour list.
+    fn span(&self, v: u64) -> (u64, u64) {
+        (self.csr.offsets[v as usize], self.csr.offsets[v as usize + 1])
+    }
 }
 
 /// A kernel launch of `grid` blocks of `block` threads, each block made by
@@ -183,6 +254,6 @@ pub(crate) mod tests {
     #[test]
     fn unknown_kernels_list_the_known_ones() {
         let e = find("vectoradd").err().unwrap().to_string();
-        assert!(e.contains("gpu_kernel") && e.contains("vector_add"), "{e}");
+        assert!(e.contains("gpu_kernel") && e.contains("vector_add") && e.contains("bfs"), "{e}");
     }
 }

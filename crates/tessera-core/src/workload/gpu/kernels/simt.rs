@@ -162,12 +162,12 @@ impl Warp {
         self.issue(Op::Branch);
     }
 
-    /// A block barrier (`__syncthreads`), issued by every live lane.
+    /// A block barrier (`__syncthreads`). CUDA requires every thread of the
+    /// block to reach it, so the active lanes are the live ones except in
+    /// code walked with no lane, where it records nothing like the rest.
     pub fn barrier(&mut self) {
-        let mask = self.mask;
-        self.mask = self.live;
+        debug_assert!(self.mask == 0 || self.mask == self.live, "a barrier under divergence");
         self.issue(Op::Barrier);
-        self.mask = mask;
     }
 
     /// `if (cond(lane))`: a compare and a branch by the active lanes, then
