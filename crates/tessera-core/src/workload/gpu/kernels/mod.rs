@@ -27,6 +27,8 @@ pub mod simt;
 pub mod bfs;
 pub mod gups;
 pub mod histogram;
+pub mod hotspot;
+pub mod matrix_multiply;
 pub mod pagerank;
 pub mod reduction;
 pub mod scan;
@@ -66,6 +68,8 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     gups::INFO,
     bfs::INFO,
     pagerank::INFO,
+    matrix_multiply::INFO,
+    hotspot::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -236,7 +240,7 @@ pub(crate) mod tests {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
                 "bfs" | "pagerank" | "spmv_csr" => &[("scale", "8")],
-                "matrix_multiply" => &[("n", "64")],
+                "matrix_multiply" | "hotspot" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
             };
