@@ -14,7 +14,7 @@
 //! zeroed by a `cudaMemset` that is not emitted).
 //! Launch: `ceil(n / block)` blocks of `block` threads, 8 registers.
 //!
-//! Instructions per thread (9 in range, 6 past the end): 3 index, compare
+//! Instructions per thread (11 in range, 6 past the end): 3 index, compare
 //! and branch on `i < n`; in range 1 + load `data[i]`, 2 (modulo and bin
 //! address), atomic add to `hist[bin]`; `EXIT`.
 //!

@@ -161,4 +161,22 @@ mod tests {
         assert_eq!(k.thread_insts(), 32 * 13 + 16 * 13 + 16 * 6);
         assert_eq!(v.at[1] - v.at[0], 256);
     }
+
+    #[test]
+    fn a_full_warps_accesses_coalesce_into_one_line_each() {
+        use crate::addr::PageSize;
+        use crate::workload::gpu::coalesce::Coalesced;
+        let mut v = VectorAdd::new(&params("vector_add", &[("n", "4096")], 0)).unwrap();
+        let k = drain(&mut v).remove(0);
+        let mut c = Coalesced::new(PageSize::Size4K);
+        let mut accesses = 0;
+        for (inst, addrs) in k.blocks.iter().flat_map(|b| &b.warps).flat_map(|w| w.iter()) {
+            if inst.op.is_memory() {
+                c.coalesce(inst.size, addrs);
+                assert_eq!((c.lines().len(), c.line_sectors(), c.pages().len()), (1, &[0b1111u8][..], 1));
+                accesses += 1;
+            }
+        }
+        assert_eq!(accesses, 3 * 4096 / 32);
+    }
 }
