@@ -27,6 +27,9 @@
 //! - A kernel is generated or read whole, one at a time ([`KernelSource`]);
 //!   an application's footprint is its allocations, known before any kernel.
 
+pub mod coalesce;
+pub mod kernels;
+
 use crate::error::{Error, Result};
 
 /// Lanes in a warp.

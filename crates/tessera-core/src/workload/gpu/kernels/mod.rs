@@ -1,0 +1,263 @@
+//! Built-in GPU kernels: real algorithms run on real generated data on the
+//! host, each warp's 32 lanes in lockstep, recording every warp instruction
+//! with its active mask and lane addresses.
+//!
+//! ## What it models
+//! Each kernel is the CUDA kernel a GPU benchmark suite runs (CUDA samples,
+//! Rodinia, Lonestar-GPU, HPCC), written once against the warp emitter
+//! ([`simt`]): the kernel's code is walked per warp, the lanes' real work is
+//! done on the host for the active lanes, and branches and loops narrow the
+//! mask as the lanes' data decides. Buffers are allocated cudaMalloc-style
+//! ([`super::Allocator`]) from [`HEAP_BASE`] before the first kernel, in the
+//! order each module documents; its launches follow one another as the
+//! application's host loop issues them. Each module documents its launch
+//! geometry and its instructions per thread, so IPC means something.
+//!
+//! ## Choices
+//! - Parameters are strict and documented ([`Params`]), as for the CPU
+//!   workloads; data comes from the run seed through a component name.
+//! - A kernel is generated whole when it is asked for
+//!   ([`KernelSource::next_kernel`]), so later launches see the data
+//!   earlier ones computed (a BFS level, a PageRank iteration).
+//! - Adding a kernel: one file with a `pub const INFO: GpuKernelInfo` and
+//!   one line in [`GPU_KERNELS`].
+
+pub mod simt;
+
+pub mod bfs;
+pub mod gups;
+pub mod histogram;
+pub mod hotspot;
+pub mod matrix_multiply;
+pub mod pagerank;
+pub mod reduction;
+pub mod scan;
+pub mod spmv_csr;
+pub mod vector_add;
+
+use std::collections::BTreeMap;
+
+use super::{Allocation, Allocator, Kernel, KernelSource, ThreadBlock};
+use crate::error::{Error, Result};
+use crate::workload::graph::{Csr, GraphInput};
+use crate::workload::{ParamDoc, Params};
+
+/// Where the first buffer of a built-in kernel's application is allocated
+/// (where the CUDA driver's device allocations start on Linux).
+pub const HEAP_BASE: u64 = 0x7f00_0000_0000;
+
+/// A registered GPU kernel: name, documentation and builder.
+#[derive(Copy, Clone)]
+pub struct GpuKernelInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [ParamDoc],
+    /// Bytes the application allocates, from the parameters alone.
+    pub footprint: fn(&Params) -> Result<u64>,
+    /// Check parameters, generate the input and allocate the buffers.
+    pub build: fn(&Params) -> Result<Box<dyn KernelSource>>,
+}
+
+/// Every built-in GPU kernel.
+pub const GPU_KERNELS: &[GpuKernelInfo] = &[
+    vector_add::INFO,
+    reduction::INFO,
+    scan::INFO,
+    histogram::INFO,
+    spmv_csr::INFO,
+    gups::INFO,
+    bfs::INFO,
+    pagerank::INFO,
+    matrix_multiply::INFO,
+    hotspot::INFO,
+];
+
+/// The registered GPU kernel called `name`.
+pub fn find(name: &str) -> Result<&'static GpuKernelInfo> {
+    GPU_KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let names: Vec<&str> = GPU_KERNELS.iter().map(|k| k.name).collect();
+        Error::config_allowed("gpu_kernel", format!("unknown GPU kernel \"{name}\""), &names)
+    })
+}
+
+/// Resolve `given` parameters for the GPU kernel `name`.
+pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Result<(&'static GpuKernelInfo, Params)> {
+    let info = find(name)?;
+    let params = Params::resolve(info.name, info.params, given, seed)?;
+    Ok((info, params))
+}
+
+/// Parameter `block`: threads per block of a one-dimensional launch.
+pub const BLOCK_PARAM: ParamDoc =
+    ParamDoc { name: "block", default: "256", doc: "threads per thread block, 32 to 1024" };
+
+/// Threads per block from parameter `block`.
+fn block_size(p: &Params) -> Result<u32> {
+    Ok(p.count_in("block", 32, 1024)? as u32)
+}
+
+/// Thread blocks for `threads` threads in blocks of `block`.
+fn blocks_for(p: &Params, threads: u64, block: u32) -> Result<u32> {
+    let blocks = threads.div_ceil(block as u64).max(1);
+    u32::try_from(blocks).map_err(|_| {
+        Error::config(p.key_path("block"), format!("{threads} threads make more than 2^32 thread blocks"))
+    })
+}
+
+/// Parameter `scale` of the graph kernels (default 14: 16384 vertices).
+pub const SCALE_PARAM: ParamDoc =
+    ParamDoc { name: "scale", default: "14", doc: "log2 of the vertex count (2^scale vertices), 1 to 26" };
+
+/// The graph of a graph kernel's parameters (`graph`, `scale`,
+/// `edgefactor`): device offsets are `u32`, so at most 2^32 - 1 entries.
+fn graph_input(p: &Params) -> Result<GraphInput> {
+    let g = GraphInput::from_params(p, true)?;
+    if g.scale > 26 {
+        return Err(Error::config(p.key_path("scale"), format!("must be between 1 and 26, not {}", g.scale)));
+    }
+    if g.max_nnz() > u32::MAX as u64 {
+        return Err(Error::config(
+            p.key_path("edgefactor"),
+            format!("{} x 2^{} edges need more than 2^32 CSR entries", g.edgefactor, g.scale),
+        ));
+    }
+    Ok(g)
+}
+
+/// Bytes rounded up as an allocation covers them.
+fn covered(bytes: u64) -> u64 {
+    bytes.div_ceil(super::ALLOC_ALIGN) * super::ALLOC_ALIGN
+}
+
+/// Upper bound on the bytes of a graph's device CSR (`u32` offsets and
+/// targets), before generation.
+fn csr_footprint(g: &GraphInput) -> u64 {
+    covered(4 * (g.vertices() + 1)) + covered(4 * g.max_nnz())
+}
+
+/// A graph on the host and on the device: `row` (`u32` offsets, `n + 1`)
+/// then `col` (`u32` targets), as the Lonestar and Rodinia kernels hold it.
+struct DeviceCsr {
+    csr: Csr,
+    row: u64,
+    col: u64,
+}
+
+impl DeviceCsr {
+    fn place(heap: &mut Allocator, csr: Csr) -> DeviceCsr {
+        let row = heap.alloc("row", 4 * csr.offsets.len() as u64);
+        let col = heap.alloc("col", 4 * csr.nnz() as u64);
+        DeviceCsr { csr, row, col }
+    }
+
+    fn n(&self) -> u64 {
+        self.csr.n() as u64
+    }
+
+    /// The offsets of `v`'s neighbour list.
+    fn span(&self, v: u64) -> (u64, u64) {
+        (self.csr.offsets[v as usize], self.csr.offsets[v as usize + 1])
+    }
+}
+
+/// A kernel launch of `grid` blocks of `block` threads, each block made by
+/// `body(index)` in launch order (x fastest).
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    name: &str,
+    id: u32,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shmem_bytes: u32,
+    regs_per_thread: u32,
+    mut body: impl FnMut([u32; 3]) -> ThreadBlock,
+) -> Kernel {
+    let mut blocks = Vec::with_capacity(grid.iter().map(|&d| d as usize).product());
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                blocks.push(body([x, y, z]));
+            }
+        }
+    }
+    Kernel { name: name.to_string(), id, grid, block, shmem_bytes, regs_per_thread, blocks }
+}
+
+/// Launches of an application, one after another: the shared part of each
+/// kernel's [`KernelSource`].
+struct Launches {
+    allocations: Vec<Allocation>,
+    /// Launches so far.
+    issued: u32,
+}
+
+impl Launches {
+    fn new(allocations: Vec<Allocation>) -> Launches {
+        Launches { allocations, issued: 0 }
+    }
+
+    /// The next launch's id (from 1).
+    fn next_id(&mut self) -> u32 {
+        self.issued += 1;
+        self.issued
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Parameters of kernel `name` from `given`, seed `seed`.
+    pub fn params(name: &str, given: &[(&str, &str)], seed: u64) -> Params {
+        let given: BTreeMap<String, String> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        resolve(name, &given, seed).unwrap().1
+    }
+
+    /// Every kernel of `src`, each checked.
+    pub fn drain(src: &mut dyn KernelSource) -> Vec<Kernel> {
+        let mut out = Vec::new();
+        while let Some(k) = src.next_kernel().unwrap() {
+            k.check("test").unwrap();
+            assert_eq!(k.id as usize, out.len() + 1);
+            for a in k.blocks.iter().flat_map(|b| &b.warps).flat_map(|w| w.iter()) {
+                if a.0.space.translated() {
+                    for &va in a.1 {
+                        assert!(
+                            src.allocations().iter().any(|al| al.contains(va)),
+                            "kernel {} accesses {va:#x} outside every allocation",
+                            k.name
+                        );
+                    }
+                }
+            }
+            out.push(k);
+        }
+        out
+    }
+
+    #[test]
+    fn every_kernel_builds_checks_and_is_deterministic_at_small_sizes() {
+        for info in GPU_KERNELS {
+            let small: &[(&str, &str)] = match info.name {
+                "bfs" | "pagerank" | "spmv_csr" => &[("scale", "8")],
+                "matrix_multiply" | "hotspot" => &[("n", "64")],
+                "gups" => &[("table", "64KiB"), ("threads", "1024")],
+                _ => &[("n", "5000")],
+            };
+            let p = params(info.name, small, 7);
+            let a = drain((info.build)(&p).unwrap().as_mut());
+            let b = drain((info.build)(&p).unwrap().as_mut());
+            assert!(!a.is_empty(), "{}", info.name);
+            assert_eq!(a, b, "{} is not deterministic", info.name);
+            let footprint: u64 = (info.build)(&p).unwrap().allocations().iter().map(Allocation::covered).sum();
+            // Graph kernels bound their edge count before generation.
+            assert!((info.footprint)(&p).unwrap() >= footprint, "{} footprint", info.name);
+        }
+    }
+
+    #[test]
+    fn unknown_kernels_list_the_known_ones() {
+        let e = find("vectoradd").err().unwrap().to_string();
+        assert!(e.contains("gpu_kernel") && e.contains("vector_add") && e.contains("bfs"), "{e}");
+    }
+}
