@@ -43,7 +43,8 @@ use crate::workload::graph::{Csr, GraphInput};
 use crate::workload::{ParamDoc, Params};
 
 /// Where the first buffer of a built-in kernel's application is allocated
-/// (where the CUDA driver's device allocations start on Linux).
+/// (CUDA's unified addressing puts device pointers in this region on Linux
+/// x86-64).
 pub const HEAP_BASE: u64 = 0x7f00_0000_0000;
 
 /// A registered GPU kernel: name, documentation and builder.
@@ -52,7 +53,9 @@ pub struct GpuKernelInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [ParamDoc],
-    /// Bytes the application allocates, from the parameters alone.
+    /// Bytes the application allocates, from the parameters alone (cheap:
+    /// no generation); an upper bound where the input decides (a graph's
+    /// entries after deduplication).
     pub footprint: fn(&Params) -> Result<u64>,
     /// Check parameters, generate the input and allocate the buffers.
     pub build: fn(&Params) -> Result<Box<dyn KernelSource>>,
@@ -162,7 +165,6 @@ impl DeviceCsr {
 
 /// A kernel launch of `grid` blocks of `block` threads, each block made by
 /// `body(index)` in launch order (x fastest).
-#[allow(clippy::too_many_arguments)]
 fn launch(
     name: &str,
     id: u32,
