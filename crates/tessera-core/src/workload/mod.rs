@@ -139,17 +139,24 @@ pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Resul
 /// configuration error instead, found before anything runs. `available`:
 /// the host's available bytes, if known (no check otherwise).
 pub fn check_fits(info: &WorkloadInfo, params: &Params, available: Option<u64>) -> Result<()> {
-    let Some(available) = available else { return Ok(()) };
     let need = (info.footprint)(params)?;
+    fits(&format!("workload {}", info.name), params, need, available, "tessera workloads")
+}
+
+/// [`check_fits`] for any generator whose data is `need` bytes: the error
+/// names it `what` and points at the command `listing` that lists its
+/// parameters.
+pub(crate) fn fits(what: &str, params: &Params, need: u64, available: Option<u64>, listing: &str) -> Result<()> {
+    let Some(available) = available else { return Ok(()) };
     if need <= available {
         return Ok(());
     }
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     Err(Error::config(
-        format!("workload {}", info.name),
+        what.to_string(),
         format!(
             "{} makes about {:.1} GiB of data, which the generator holds in host memory as well, \
-             but this host has {:.1} GiB available: lower its size parameters (`tessera workloads` lists them)",
+             but this host has {:.1} GiB available: lower its size parameters (`{listing}` lists them)",
             params.describe(),
             gib(need),
             gib(available)
@@ -158,7 +165,7 @@ pub fn check_fits(info: &WorkloadInfo, params: &Params, available: Option<u64>) 
 }
 
 /// `MemAvailable` of `/proc/meminfo` (Linux), in bytes.
-fn host_available_bytes() -> Option<u64> {
+pub(crate) fn host_available_bytes() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -1,6 +1,6 @@
 //! GPU workloads: what a GPU application hands the GPU machine, whether a
-//! built-in kernel generated it or an Accel-Sim trace was read
-//! (`trace::accelsim`).
+//! built-in kernel generated it ([`kernels`]) or an Accel-Sim trace was
+//! read ([`crate::trace::accelsim`]).
 //!
 //! ## What it models
 //! A GPU application ([`GpuApp`]) allocates its buffers *en masse* before its
@@ -11,8 +11,8 @@
 //! [`WarpInst`] per instruction a warp issued, with its active-lane mask and,
 //! for a memory instruction, the address of every active lane.
 //!
-//! This is the information an Accel-Sim `.traceg` file holds (FORMATS:
-//! Accel-Sim/NVBit traces), in a compact form: registers and the SASS
+//! This is the information an Accel-Sim `.traceg` file holds (see
+//! [`crate::trace::accelsim`]), in a compact form: registers and the SASS
 //! opcode's full text are not kept. An instruction keeps what the GPU
 //! machine needs: its class ([`Op`]), its memory space ([`Space`]) and its
 //! access size per lane.
@@ -29,6 +29,7 @@
 
 pub mod coalesce;
 pub mod kernels;
+pub mod summary;
 
 use crate::error::{Error, Result};
 

@@ -83,11 +83,36 @@ pub fn find(name: &str) -> Result<&'static GpuKernelInfo> {
     })
 }
 
-/// Resolve `given` parameters for the GPU kernel `name`.
+/// Resolve `given` parameters for the GPU kernel `name`, refusing
+/// parameters whose data would not fit in this host's memory (the
+/// generator holds it too, as a CPU workload does).
 pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Result<(&'static GpuKernelInfo, Params)> {
     let info = find(name)?;
     let params = Params::resolve(info.name, info.params, given, seed)?;
+    let need = (info.footprint)(&params)?;
+    crate::workload::fits(&format!("gpu kernel {}", info.name), &params, need, crate::workload::host_available_bytes(), "tessera gpu kernels")?;
     Ok((info, params))
+}
+
+/// One row of `tessera gpu kernels`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct KernelListing {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamDoc>,
+    /// Bytes allocated at the default parameters.
+    pub default_footprint: u64,
+}
+
+/// Every built-in GPU kernel with its parameters and default footprint.
+pub fn listing() -> Result<Vec<KernelListing>> {
+    GPU_KERNELS
+        .iter()
+        .map(|k| {
+            let p = Params::resolve(k.name, k.params, &BTreeMap::new(), 0)?;
+            Ok(KernelListing { name: k.name, summary: k.summary, params: k.params.to_vec(), default_footprint: (k.footprint)(&p)? })
+        })
+        .collect()
 }
 
 /// Parameter `block`: threads per block of a one-dimensional launch.
