@@ -181,6 +181,11 @@ COMMANDS: dict[str, Check] = {
     # GTSM: retired pages in a run, and the Monte Carlo at a small sample.
     "tessera run --preset sandy_bridge --synthetic uniform --accesses 1e6 --footprint 4GiB --set physmem.page_size=thp "
     "--set physmem.retired.kind=uniform --set physmem.retired.fraction=0.005": Run(small=(("1e6", "2e4"),)),
+    # docs/gpu.md
+    "tessera gpu kernels": Run(),
+    "tessera gpu info bfs --param scale=12": Run(),
+    "tessera gpu trace bfs --param scale=12 --xz -o bfs-trace": Run(),
+    "tessera gpu info --trace bfs-trace --page-size 2MiB": Run(),
     "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),
     "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k": Run(),
     "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k --set "
@@ -373,6 +378,7 @@ _NEEDS = (
                          "physmem.page_size=thp --out rthp.json"),
     ("prog.tess", "tessera trace convert prog.lackey prog.tess"),
     ("--pycachesim", "tessera trace convert prog.lackey prog.tess"),
+    ("--trace bfs-trace", "tessera gpu trace bfs --param scale=12 --xz -o bfs-trace"),
 )
 
 

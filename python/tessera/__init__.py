@@ -34,6 +34,9 @@ from tessera.api import (
     trace_info,
     record_workload,
     workloads,
+    gpu_kernels,
+    gpu_info,
+    write_gpu_trace,
 )
 from tessera.errors import (
     ConfigError,
@@ -76,6 +79,9 @@ __all__ = [
     "trace_info",
     "read_trace",
     "workloads",
+    "gpu_kernels",
+    "gpu_info",
+    "write_gpu_trace",
     "record_workload",
     "bench_workload",
     "reproduce",

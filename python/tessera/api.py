@@ -368,6 +368,59 @@ def workloads() -> dict[str, dict[str, Any]]:
     return {w["name"]: {k: v for k, v in w.items() if k != "name"} for w in _core.workloads()}
 
 
+def gpu_kernels() -> dict[str, dict[str, Any]]:
+    """``{name: {"summary", "params": [{"name", "default", "doc"}], "default_footprint"}}``
+    for every built-in GPU kernel (the GPU applications of ``docs/gpu.md``)."""
+    return {k["name"]: {x: v for x, v in k.items() if x != "name"} for k in _core.gpu_kernels()}
+
+
+def write_gpu_trace(
+    kernel: str,
+    output: PathLike,
+    params: Optional[Mapping[str, Any]] = None,
+    *,
+    seed: int = 0,
+    xz: bool = False,
+) -> dict[str, Any]:
+    """Generate the built-in GPU kernel ``kernel`` (its real algorithm on
+    generated data) and write it as an Accel-Sim trace directory
+    (``kernelslist.g`` and ``kernel-N.traceg``, or ``.traceg.xz`` with ``xz``),
+    readable by Accel-Sim and by :func:`gpu_info`. Nothing half-written is
+    left behind on an error. Returns ``{"allocations", "kernels",
+    "warp_insts", "bytes"}``."""
+    name, kparams = _workload_args(kernel, params)
+    return dict(_core.gpu_write_trace(name, kparams, check_seed(seed), os.fspath(output), bool(xz)))
+
+
+def gpu_info(
+    kernel: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+    *,
+    trace: Optional[PathLike] = None,
+    seed: int = 0,
+    page_size: str = "4KiB",
+) -> dict[str, Any]:
+    """Count what a GPU application does, without a machine: a built-in
+    kernel (``kernel``, ``params``) or an Accel-Sim trace directory
+    (``trace``). Warp and thread instructions by class, memory instructions
+    by space, the sectors, lines and pages its global accesses coalesce into,
+    the distinct pages of ``page_size`` ("4KiB", "64KiB" or "2MiB") touched,
+    and ``touched_over_allocated``: the touched pages' bytes over the bytes
+    allocated."""
+    if (kernel is None) == (trace is None):
+        raise ValueError("give exactly one of `kernel` (a name) and `trace` (an Accel-Sim trace directory)")
+    if params is not None and kernel is None:
+        raise ValueError("`params` apply only to a `kernel`")
+    if kernel is not None:
+        name, kparams = _workload_args(kernel, params)
+        info = dict(_core.gpu_info(page_size, name, kparams, check_seed(seed), None))
+    else:
+        info = dict(_core.gpu_info(page_size, None, {}, 0, os.fspath(trace)))
+    allocated = info["allocated_bytes"]
+    info["touched_over_allocated"] = info["pages_touched"] * info["page_bytes"] / allocated if allocated else 0.0
+    return info
+
+
 def record_workload(
     workload: str,
     output: PathLike,

@@ -18,6 +18,8 @@
     tessera reproduce gtsm [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera gtsm montecarlo [--figure fig3|fig7|table2|fig14 ...] [--seed N] [--slices N] [--threads N]
                             [--json] [-o DIR]
+    tessera gpu kernels [NAME] [--json] | trace KERNEL [--param k=v ...] [--xz] -o DIR
+                | info (KERNEL [--param k=v ...] | --trace DIR) [--page-size 4KiB|64KiB|2MiB] [--json]
 
 Exit status: 0 on success, 2 for config and usage errors (a missing or
 unreadable machine, sweep or result file, an output file in a missing
@@ -44,7 +46,7 @@ from typing import Any, Callable, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from tessera import api, cli_plot, cli_sweep, listing, summary
+from tessera import api, cli_gpu, cli_plot, cli_sweep, listing, summary
 from tessera.errors import (
     ConfigError,
     IncomparableResults,
@@ -450,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_mc.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     p_mc.add_argument("-o", "--out", metavar="DIR",
                       help="write report.json, montecarlo.md, a CSV per table and a PNG and SVG per figure")
+
+    cli_gpu.add_parser(sub)
 
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
@@ -960,6 +964,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "bench": lambda: cmd_bench(args, out, err),
         "reproduce": lambda: cmd_reproduce(args, argv, err),
         "gtsm": lambda: cmd_gtsm(args, out, err),
+        "gpu": lambda: cli_gpu.cmd_gpu(args, out),
         "sweep": lambda: cli_sweep.cmd_sweep(args, out, err),
         "results": lambda: cli_sweep.cmd_results(args, out, err),
         "plot": lambda: cli_plot.cmd_plot(args, err),

@@ -247,6 +247,66 @@ fn gtsm_montecarlo(
     convert::to_python(py, &report)
 }
 
+/// Every built-in GPU kernel with its parameters and default footprint, as a list of dicts.
+#[pyfunction]
+fn gpu_kernels(py: Python<'_>) -> PyResult<PyObject> {
+    let listing = tessera_core::workload::gpu::kernels::listing().py_err(py)?;
+    convert::to_python(py, &listing)
+}
+
+/// Generate the built-in GPU kernel `kernel` and write it as an Accel-Sim
+/// trace directory `out` (`.traceg`, or `.traceg.xz` with `xz`); returns
+/// what was written as a dict.
+#[pyfunction]
+fn gpu_write_trace(
+    py: Python<'_>,
+    kernel: &str,
+    params: BTreeMap<String, String>,
+    seed: u64,
+    out: PathBuf,
+    xz: bool,
+) -> PyResult<PyObject> {
+    let summary = py
+        .allow_threads(|| {
+            let mut src = tessera_core::workload::gpu::kernels::build(kernel, &params, seed)?;
+            tessera_core::trace::accelsim::write_app(&out, src.as_mut(), xz)
+        })
+        .py_err(py)?;
+    convert::to_python(py, &summary)
+}
+
+/// Summary of a GPU application (a built-in kernel, or an Accel-Sim trace
+/// directory with `trace`), pages counted at `page_size`, as a dict.
+#[pyfunction]
+#[pyo3(signature = (page_size, kernel=None, params=BTreeMap::new(), seed=0, trace=None))]
+fn gpu_info(
+    py: Python<'_>,
+    page_size: &str,
+    kernel: Option<&str>,
+    params: BTreeMap<String, String>,
+    seed: u64,
+    trace: Option<PathBuf>,
+) -> PyResult<PyObject> {
+    use tessera_core::workload::gpu::{kernels, summary, KernelSource};
+    let page = summary::page_size(page_size).py_err(py)?;
+    let s = py
+        .allow_threads(|| {
+            let mut src: Box<dyn KernelSource> = match (kernel, &trace) {
+                (Some(k), None) => kernels::build(k, &params, seed)?,
+                (None, Some(t)) => Box::new(tessera_core::trace::accelsim::AccelsimReader::open(t)?),
+                _ => {
+                    return Err(tessera_core::error::Error::config(
+                        "gpu_info",
+                        "give exactly one of a built-in kernel or an Accel-Sim trace",
+                    ))
+                }
+            };
+            summary::summarise(src.as_mut(), page)
+        })
+        .py_err(py)?;
+    convert::to_python(py, &s)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -255,6 +315,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::bench, m)?)?;
     m.add_function(wrap_pyfunction!(run::record, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_write_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(derived_docs, m)?)?;

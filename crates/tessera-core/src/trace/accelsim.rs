@@ -660,7 +660,7 @@ fn parse_kernel<R: BufRead>(r: R, file: &str, xz: bool) -> Result<Kernel> {
 // Writer
 
 /// What [`AccelsimWriter::finish`] wrote.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct AccelsimSummary {
     pub allocations: u64,
     pub kernels: u64,

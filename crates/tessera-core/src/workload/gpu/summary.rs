@@ -80,6 +80,16 @@ impl AppSummary {
     }
 }
 
+/// Page sizes a summary counts in, by the names `tessera gpu info` takes.
+pub const PAGE_SIZES: &[&str] = &["4KiB", "64KiB", "2MiB"];
+
+/// The page size called `name` (one of [`PAGE_SIZES`], in any case).
+pub fn page_size(name: &str) -> Result<PageSize> {
+    PageSize::parse(name)
+        .filter(|p| *p != PageSize::Size1G)
+        .ok_or_else(|| crate::error::Error::config_allowed("page_size", format!("unknown page size \"{name}\""), PAGE_SIZES))
+}
+
 /// Count every kernel of `src` (consumed), pages at `page`.
 pub fn summarise(src: &mut dyn KernelSource, page: PageSize) -> Result<AppSummary> {
     let mut allocs: Vec<Allocation> = src.allocations().to_vec();

@@ -94,6 +94,12 @@ pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Resul
     Ok((info, params))
 }
 
+/// The built-in kernel `name` with `given` parameters, ready to generate.
+pub fn build(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Result<Box<dyn KernelSource>> {
+    let (info, params) = resolve(name, given, seed)?;
+    (info.build)(&params)
+}
+
 /// One row of `tessera gpu kernels`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct KernelListing {
