@@ -29,7 +29,7 @@
 use super::simt::Block;
 use super::{block_size, blocks_for, launch, GpuKernelInfo, Launches, BLOCK_PARAM};
 use crate::error::{Error, Result};
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::gups::hpcc_starts;
 use crate::workload::{ParamDoc, Params};
 
@@ -161,19 +161,7 @@ impl Gups {
     }
 }
 
-impl KernelSource for Gups {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == 1 {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+one_launch!(Gups);
 
 #[cfg(test)]
 mod tests {

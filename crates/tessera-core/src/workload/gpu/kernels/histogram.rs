@@ -28,7 +28,7 @@ use super::simt::Block;
 use super::{block_size, blocks_for, launch, GpuKernelInfo, Launches, BLOCK_PARAM};
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -120,19 +120,7 @@ impl Histogram {
     }
 }
 
-impl KernelSource for Histogram {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == 1 {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+one_launch!(Histogram);
 
 #[cfg(test)]
 mod tests {

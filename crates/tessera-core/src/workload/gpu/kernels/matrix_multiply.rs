@@ -36,7 +36,7 @@ use super::simt::{Block, Loop};
 use super::{covered, launch, GpuKernelInfo, Launches};
 use crate::error::{Error, Result};
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -155,19 +155,7 @@ impl MatrixMultiply {
     }
 }
 
-impl KernelSource for MatrixMultiply {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == 1 {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+one_launch!(MatrixMultiply);
 
 #[cfg(test)]
 mod tests {

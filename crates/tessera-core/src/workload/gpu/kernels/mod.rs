@@ -22,6 +22,26 @@
 //! - Adding a kernel: one file with a `pub const INFO: GpuKernelInfo` and
 //!   one line in [`GPU_KERNELS`].
 
+/// `KernelSource` for a kernel of one launch: a type with `launches:
+/// Launches` and `fn kernel(&mut self, id: u32) -> Kernel`.
+macro_rules! one_launch {
+    ($t:ty) => {
+        impl $crate::workload::gpu::KernelSource for $t {
+            fn allocations(&self) -> &[$crate::workload::gpu::Allocation] {
+                &self.launches.allocations
+            }
+
+            fn next_kernel(&mut self) -> $crate::error::Result<Option<$crate::workload::gpu::Kernel>> {
+                if self.launches.issued == 1 {
+                    return Ok(None);
+                }
+                let id = self.launches.next_id();
+                Ok(Some(self.kernel(id)))
+            }
+        }
+    };
+}
+
 pub mod simt;
 
 pub mod bfs;

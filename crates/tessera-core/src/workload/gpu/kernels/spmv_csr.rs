@@ -33,7 +33,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::graph::{EDGEFACTOR_PBBS, GRAPH_PARAM};
 use crate::workload::{ParamDoc, Params};
 
@@ -126,19 +126,7 @@ impl SpmvCsr {
     }
 }
 
-impl KernelSource for SpmvCsr {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == 1 {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+one_launch!(SpmvCsr);
 
 #[cfg(test)]
 mod tests {

@@ -23,7 +23,7 @@ use super::simt::Block;
 use super::{block_size, blocks_for, launch, GpuKernelInfo, Launches, BLOCK_PARAM};
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Allocation, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -102,19 +102,7 @@ impl VectorAdd {
     }
 }
 
-impl KernelSource for VectorAdd {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == 1 {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+one_launch!(VectorAdd);
 
 #[cfg(test)]
 mod tests {
