@@ -36,7 +36,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::graph::{sample_roots, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
@@ -141,19 +141,7 @@ impl Bfs {
     }
 }
 
-impl KernelSource for Bfs {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if !self.changed {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+launches!(Bfs, |k: &Bfs| !k.changed);
 
 #[cfg(test)]
 mod tests {

@@ -161,7 +161,7 @@ impl Gups {
     }
 }
 
-one_launch!(Gups);
+launches!(Gups);
 
 #[cfg(test)]
 mod tests {

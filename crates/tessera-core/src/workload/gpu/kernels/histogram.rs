@@ -120,7 +120,7 @@ impl Histogram {
     }
 }
 
-one_launch!(Histogram);
+launches!(Histogram);
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,7 @@ use super::simt::Block;
 use super::{covered, launch, GpuKernelInfo, Launches};
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -177,19 +177,7 @@ impl Hotspot {
     }
 }
 
-impl KernelSource for Hotspot {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.launches.issued == self.steps {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+launches!(Hotspot, |k: &Hotspot| k.launches.issued == k.steps);
 
 #[cfg(test)]
 mod tests {

@@ -155,7 +155,7 @@ impl MatrixMultiply {
     }
 }
 
-one_launch!(MatrixMultiply);
+launches!(MatrixMultiply);
 
 #[cfg(test)]
 mod tests {

@@ -22,17 +22,22 @@
 //! - Adding a kernel: one file with a `pub const INFO: GpuKernelInfo` and
 //!   one line in [`GPU_KERNELS`].
 
-/// `KernelSource` for a kernel of one launch: a type with `launches:
-/// Launches` and `fn kernel(&mut self, id: u32) -> Kernel`.
-macro_rules! one_launch {
+/// `KernelSource` for a kernel type with `launches: Launches` and
+/// `fn kernel(&mut self, id: u32) -> Kernel`, whose launches end when
+/// `$done` (a closure of the kernel) says so: `launches!(T)` for one launch.
+macro_rules! launches {
     ($t:ty) => {
+        launches!($t, |k: &$t| k.launches.issued == 1);
+    };
+    ($t:ty, $done:expr) => {
         impl $crate::workload::gpu::KernelSource for $t {
             fn allocations(&self) -> &[$crate::workload::gpu::Allocation] {
                 &self.launches.allocations
             }
 
             fn next_kernel(&mut self) -> $crate::error::Result<Option<$crate::workload::gpu::Kernel>> {
-                if self.launches.issued == 1 {
+                let done: fn(&$t) -> bool = $done;
+                if done(self) {
                     return Ok(None);
                 }
                 let id = self.launches.next_id();

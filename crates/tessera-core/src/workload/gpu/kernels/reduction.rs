@@ -37,7 +37,7 @@ use super::simt::{Block, Loop};
 use super::{blocks_for, launch, GpuKernelInfo, Launches, BLOCK_PARAM};
 use crate::error::{Error, Result};
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -187,19 +187,7 @@ impl Reduction {
     }
 }
 
-impl KernelSource for Reduction {
-    fn allocations(&self) -> &[Allocation] {
-        &self.launches.allocations
-    }
-
-    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        if self.result().is_some() {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        Ok(Some(self.kernel(id)))
-    }
-}
+launches!(Reduction, |k: &Reduction| k.result().is_some());
 
 #[cfg(test)]
 mod tests {

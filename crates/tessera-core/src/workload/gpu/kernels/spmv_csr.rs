@@ -126,7 +126,7 @@ impl SpmvCsr {
     }
 }
 
-one_launch!(SpmvCsr);
+launches!(SpmvCsr);
 
 #[cfg(test)]
 mod tests {

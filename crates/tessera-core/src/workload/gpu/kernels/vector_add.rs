@@ -102,7 +102,7 @@ impl VectorAdd {
     }
 }
 
-one_launch!(VectorAdd);
+launches!(VectorAdd);
 
 #[cfg(test)]
 mod tests {
