@@ -666,28 +666,36 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_workloads(args: argparse.Namespace, out: Console) -> int:
-    listing = api.workloads()
-    if args.name is not None:
-        if args.name not in listing:
-            raise _Usage(f"unknown workload {args.name!r} (allowed: {', '.join(listing)})")
-        listing = {args.name: listing[args.name]}
-    if args.json:
+    return print_listing(api.workloads(), args.name, args.json, out, kind="workload", size="footprint")
+
+
+def print_listing(listing: dict[str, dict], name: Optional[str], as_json: bool, out: Console, *,
+                  kind: str, size: str) -> int:
+    """`tessera workloads` and `tessera gpu kernels`: every generator of a
+    listing (``{name: {"summary", "params", "default_footprint"}}``) in a
+    table, or one generator's parameters; ``kind`` names a generator and
+    ``size`` its default footprint's column."""
+    if name is not None:
+        if name not in listing:
+            raise _Usage(f"unknown {kind} {name!r} (allowed: {', '.join(listing)})")
+        listing = {name: listing[name]}
+    if as_json:
         sys.stdout.write(json.dumps(listing, sort_keys=True, indent=2) + "\n")
         return EXIT_OK
-    if args.name is None:
+    if name is None:
         table = Table(box=None, header_style="bold")
-        table.add_column("workload")
-        table.add_column("footprint", justify="right")
+        table.add_column(kind.split()[-1])
+        table.add_column(size, justify="right")
         table.add_column("summary")
         table.add_column("parameters (defaults)")
-        for name, w in listing.items():
+        for n, w in listing.items():
             params = " ".join(f"{p['name']}={p['default']}" for p in w["params"])
-            table.add_row(name, api.format_size(w["default_footprint"]), w["summary"], params)
+            table.add_row(n, api.format_size(w["default_footprint"]), w["summary"], params)
         out.print(table)
         return EXIT_OK
-    w = listing[args.name]
-    _out(out, f"{args.name}: {w['summary']}")
-    _out(out, f"footprint at the defaults: {api.format_size(w['default_footprint'])}")
+    w = listing[name]
+    _out(out, f"{name}: {w['summary']}")
+    _out(out, f"{size} at the defaults: {api.format_size(w['default_footprint'])}")
     table = Table(box=None, header_style="bold")
     table.add_column("parameter")
     table.add_column("default")

@@ -58,37 +58,9 @@ def cmd_gpu(args: argparse.Namespace, out: Console) -> int:
 
 def _kernels(args: argparse.Namespace, out: Console) -> int:
     from tessera import api
-    from tessera.cli import EXIT_OK, _Usage
+    from tessera.cli import print_listing
 
-    listing = api.gpu_kernels()
-    if args.name is not None:
-        if args.name not in listing:
-            raise _Usage(f"unknown GPU kernel {args.name!r} (allowed: {', '.join(listing)})")
-        listing = {args.name: listing[args.name]}
-    if args.json:
-        sys.stdout.write(json.dumps(listing, sort_keys=True, indent=2) + "\n")
-        return EXIT_OK
-    table = Table(box=None, header_style="bold")
-    if args.name is None:
-        table.add_column("kernel")
-        table.add_column("allocates", justify="right")
-        table.add_column("summary")
-        table.add_column("parameters (defaults)")
-        for name, k in listing.items():
-            params = " ".join(f"{p['name']}={p['default']}" for p in k["params"])
-            table.add_row(name, api.format_size(k["default_footprint"]), k["summary"], params)
-        out.print(table)
-        return EXIT_OK
-    k = listing[args.name]
-    out.print(f"{args.name}: {k['summary']}", markup=False)
-    out.print(f"allocated at the defaults: {api.format_size(k['default_footprint'])}", markup=False)
-    table.add_column("parameter")
-    table.add_column("default")
-    table.add_column("meaning")
-    for p in k["params"]:
-        table.add_row(p["name"], p["default"], p["doc"])
-    out.print(table)
-    return EXIT_OK
+    return print_listing(api.gpu_kernels(), args.name, args.json, out, kind="GPU kernel", size="allocates")
 
 
 def _trace(args: argparse.Namespace, out: Console) -> int:
