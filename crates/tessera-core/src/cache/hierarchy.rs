@@ -41,15 +41,13 @@
 //! ## Stats
 //! See [`LevelStats`] and [`DramStats`].
 
-use super::prefetch::{AnyPrefetcher, PrefetchBuf, Prefetcher};
+use super::level::{CacheLevel, PAGE_SHIFT};
+use super::prefetch::Prefetcher;
 use super::{Served, Source};
 use crate::config::spec::CacheSpec;
-use crate::error::{Error, Result};
-use crate::replacement::{AnyReplacement, Geometry};
-use crate::rng::sub_seed;
+use crate::error::Result;
 use crate::stat_group;
 use crate::stats::{visit_prefixed, StatVisitor};
-use crate::table::{Access, SetAssoc};
 
 stat_group! {
     /// Counters of one cache level (`cache.<level>.*`).
@@ -75,142 +73,9 @@ stat_group! {
     }
 }
 
-/// Line flags kept in the table's one-byte payload.
-const DIRTY: u8 = 1;
-const PREFETCHED: u8 = 2;
-
-const PAGE_SHIFT: u32 = 12;
-
-/// Host bytes one simulated line occupies (32-bit tag, flag byte and about
-/// two bytes of a 16-way set's LRU order matrix).
-const HOST_BYTES_PER_LINE: usize = 7;
-/// Levels whose arrays take at least this much host memory get their rows
-/// host-prefetched on a miss above them; smaller ones stay in the host's
-/// private caches, where a prefetch only costs instructions. Half a megabyte:
-/// the 8 MiB LLC model (896 KiB of arrays) shares the host's 2 MiB L2 with
-/// the page tables a walk reads at random, and its rows still miss there.
-const HOST_PREFETCH_MIN_BYTES: usize = 1 << 19;
-
-#[derive(Clone, Debug)]
-struct Level {
-    name: &'static str,
-    latency: u32,
-    line_shift: u32,
-    set_mask: u64,
-    table: SetAssoc<u8, u32>,
-    prefetcher: AnyPrefetcher,
-    /// False for `none`: skips the prefetch bookkeeping entirely.
-    prefetching: bool,
-    /// The table is too large for the host's private caches, so a miss above
-    /// host-prefetches this level's row (a host-speed measure only).
-    host_prefetch: bool,
-    /// Set of this level's last host-prefetched row: the host's own
-    /// prefetchers already follow a run of consecutive sets.
-    last_row: u32,
-    buf: PrefetchBuf,
-    /// Demand references by `[data miss, data hit, walk miss, walk hit]`.
-    demand: [u64; 4],
-    /// Every other counter (its demand hits and misses stay zero; see [`Level::stats`]).
-    stats: LevelStats,
-}
-
-impl Level {
-    #[inline]
-    fn locate(&self, paddr: u64) -> (u32, u32) {
-        let line = paddr >> self.line_shift;
-        // Config resolution bounds physical memory so line numbers fit (and
-        // stay below the INVALID tag, u32::MAX).
-        debug_assert!(line < u32::MAX as u64, "line number of {paddr:#x} exceeds a 32-bit tag");
-        ((line & self.set_mask) as u32, line as u32)
-    }
-
-    /// One counter per (source, outcome): hit/miss is the one unpredictable
-    /// outcome per level, so counting is one indexed add; the per-source and
-    /// total hits and misses are summed when read ([`Level::stats`]).
-    #[inline(always)]
-    fn count(&mut self, source: Source, hit: bool) {
-        self.demand[((source == Source::Walk) as usize) << 1 | hit as usize] += 1;
-    }
-
-    /// This level's counters, the demand hits and misses filled in.
-    fn stats(&self) -> LevelStats {
-        let [data_misses, data_hits, walk_misses, walk_hits] = self.demand;
-        LevelStats {
-            data_hits,
-            data_misses,
-            walk_hits,
-            walk_misses,
-            hits: data_hits + walk_hits,
-            misses: data_misses + walk_misses,
-            ..self.stats.clone()
-        }
-    }
-
-    /// A demand reference to `paddr`'s line: a hit (true) clears the line's
-    /// prefetched flag (counting a useful prefetch) and, for a write
-    /// performed here (`dirty`), sets its dirty flag; a miss installs the line
-    /// (dirty if `dirty`) and counts any eviction. Counts the hit or miss.
-    #[inline(always)]
-    fn demand(&mut self, paddr: u64, dirty: bool, source: Source) -> bool {
-        let (set, tag) = self.locate(paddr);
-        let flags = if dirty { DIRTY } else { 0 };
-        let hit = match self.table.access(set, tag, flags) {
-            Access::Hit(slot) => {
-                let d = self.table.data_mut(slot);
-                if *d & PREFETCHED != 0 {
-                    *d &= !PREFETCHED;
-                    self.stats.useful_prefetches += 1;
-                }
-                *d |= flags;
-                true
-            }
-            Access::Filled(evicted) => {
-                if let Some((_, old)) = evicted {
-                    self.stats.evictions += 1;
-                    self.stats.writebacks += (old & DIRTY != 0) as u64;
-                }
-                false
-            }
-        };
-        self.count(source, hit);
-        hit
-    }
-
-    /// Install `paddr`'s line, which this level does not hold (it just
-    /// missed here, or a probe just found it absent), with `flags`, counting
-    /// any eviction.
-    #[inline]
-    fn fill_absent(&mut self, paddr: u64, flags: u8) {
-        let (set, tag) = self.locate(paddr);
-        if let Some((_, old)) = self.table.insert_after_miss(set, tag, flags) {
-            self.stats.evictions += 1;
-            if old & DIRTY != 0 {
-                self.stats.writebacks += 1;
-            }
-        }
-    }
-
-    /// Install the candidates collected for an access to `page`, then clear the buffer.
-    fn issue_prefetches(&mut self, page: u64) {
-        for k in 0..self.buf.len {
-            let a = self.buf.addrs[k];
-            if a >> PAGE_SHIFT != page {
-                continue;
-            }
-            let (set, tag) = self.locate(a);
-            if self.table.probe(set, tag).is_some() {
-                continue;
-            }
-            self.stats.prefetches += 1;
-            self.fill_absent(a, PREFETCHED);
-        }
-        self.buf.clear();
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct CacheHierarchy {
-    levels: Vec<Level>,
+    levels: Vec<CacheLevel>,
     /// Some level has a prefetcher: accesses take the general path.
     any_prefetching: bool,
     dram_latency: u32,
@@ -218,58 +83,11 @@ pub struct CacheHierarchy {
     names: Vec<&'static str>,
 }
 
-/// Put `cache.<level>.` in front of a mechanism's own error path.
-fn under(level_path: &str, e: Error) -> Error {
-    match e {
-        Error::Config { path, msg, allowed } if !path.starts_with("cache.") => {
-            Error::Config { path: format!("{level_path}.{path}"), msg, allowed }
-        }
-        other => other,
-    }
-}
-
 impl CacheHierarchy {
     pub fn build(spec: &CacheSpec, seed: u64) -> Result<Self> {
         let mut levels = Vec::new();
         for (name, l) in spec.levels() {
-            let path = format!("cache.{name}");
-            let line = l.line.0;
-            if line == 0 || !line.is_power_of_two() {
-                return Err(Error::config(format!("{path}.line"), format!("{line} bytes: must be a power of two")));
-            }
-            let size = l.size.0;
-            let lines = size / line;
-            if !size.is_multiple_of(line) || lines == 0 || lines > u32::MAX as u64 {
-                return Err(Error::config(format!("{path}.size"), format!("{size} bytes is not a whole number of {line}-byte lines")));
-            }
-            let lines = lines as u32;
-            let ways = l.ways.resolve(lines);
-            if ways == 0 || !lines.is_multiple_of(ways) {
-                return Err(Error::config(format!("{path}.ways"), format!("{lines} lines are not divisible into {ways} ways")));
-            }
-            let sets = lines / ways;
-            if !sets.is_power_of_two() {
-                return Err(Error::config(format!("{path}.size"), format!("{lines} lines / {ways} ways = {sets} sets, which is not a power of two")));
-            }
-            let geom = Geometry { sets, ways, seed: sub_seed(seed, &path) };
-            let repl = AnyReplacement::build(&l.replacement, &geom, &format!("{path}.replacement")).map_err(|e| under(&path, e))?;
-            let mut prefetcher = AnyPrefetcher::build(&l.prefetcher, &(), &format!("{path}.prefetcher")).map_err(|e| under(&path, e))?;
-            prefetcher.set_line_bytes(line);
-            let prefetching = !matches!(prefetcher, AnyPrefetcher::NoPrefetch(_));
-            levels.push(Level {
-                name,
-                latency: l.latency,
-                line_shift: line.trailing_zeros(),
-                set_mask: sets as u64 - 1,
-                table: SetAssoc::new(sets, ways, repl),
-                prefetcher,
-                prefetching,
-                host_prefetch: lines as usize * HOST_BYTES_PER_LINE >= HOST_PREFETCH_MIN_BYTES,
-                last_row: 0,
-                buf: PrefetchBuf::default(),
-                demand: [0; 4],
-                stats: LevelStats::default(),
-            });
+            levels.push(CacheLevel::build(&format!("cache.{name}"), name, l, seed)?);
         }
         let names = levels.iter().map(|l| l.name).collect();
         let any_prefetching = levels.iter().any(|l| l.prefetching);
@@ -401,28 +219,16 @@ impl CacheHierarchy {
     pub fn invalidate_range(&mut self, paddr: u64, bytes: u64) -> (u64, u64) {
         let (mut dropped, mut dirty) = (0, 0);
         for l in &mut self.levels {
-            let line = 1u64 << l.line_shift;
-            let mut a = paddr & !(line - 1);
-            while a < paddr + bytes {
-                let (set, tag) = l.locate(a);
-                if let Some(slot) = l.table.probe(set, tag) {
-                    let flags = l.table.data(slot);
-                    l.table.invalidate_slot(slot);
-                    dropped += 1;
-                    dirty += (flags & DIRTY != 0) as u64;
-                }
-                a += line;
-            }
+            let (d, w) = l.invalidate_range(paddr, bytes);
+            dropped += d;
+            dirty += w;
         }
         (dropped, dirty)
     }
 
     /// Whether level `i` currently holds `paddr`'s line (no side effects).
     pub fn holds(&self, i: usize, paddr: u64) -> bool {
-        self.levels.get(i).is_some_and(|l| {
-            let (set, tag) = l.locate(paddr);
-            l.table.probe(set, tag).is_some()
-        })
+        self.levels.get(i).is_some_and(|l| l.holds(paddr))
     }
 
     /// Counters of level `i`.

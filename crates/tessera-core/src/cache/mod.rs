@@ -17,11 +17,13 @@
 //! emits them without the `cache.` prefix).
 
 pub mod hierarchy;
+pub mod level;
 pub mod prefetch;
 #[cfg(test)]
 pub mod reference;
 
 pub use hierarchy::{CacheHierarchy, DramStats, LevelStats};
+pub use level::CacheLevel;
 
 /// Who issued a memory reference (counted separately so page-table/data interference shows).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
