@@ -130,6 +130,87 @@ pub enum WalkResult {
     Fault { level: u32 },
 }
 
+/// A walk in progress, between two of its references: where it stands in
+/// the table, and what it has cost so far. A machine that keeps many walks
+/// in flight holds one per walk and serves each reference when it can:
+/// [`Walker::start`], then `next_paddr` and [`Walker::advance`] until it
+/// returns what the walk found, then [`Walker::finish`]. The CPU's
+/// [`Walker::walk`] is that loop with every reference served at once.
+#[derive(Copy, Clone, Debug)]
+pub struct WalkCursor {
+    va: u64,
+    asid: Asid,
+    is_write: bool,
+    instr: bool,
+    /// The walk's hint key ([`hint_key`]), and whether it started from its hint.
+    key: u64,
+    hinted: bool,
+    /// The node to read next (frame, host slot of its first frame) and its level.
+    node: u64,
+    slot: u32,
+    level: u32,
+    /// A large page that keeps its node: the size found above the leaf read last.
+    large: Option<PageSize>,
+    /// The walk reads past padding to the entry `pad_w` of the same node
+    /// (see `PageTableFormat::padding_word`).
+    padded: bool,
+    pad_w: u64,
+    /// References made and cycles so far (the PSCs' latency included).
+    pub refs: u64,
+    pub cycles: u64,
+}
+
+/// How a walk begins: at a cursor, or already over (a PSC held the leaf).
+#[derive(Copy, Clone, Debug)]
+pub enum WalkStart {
+    Walk(WalkCursor),
+    /// What the walk found and its cycles; counted.
+    Done(WalkResult, u64),
+}
+
+impl WalkCursor {
+    #[inline(always)]
+    fn at(va: u64, asid: Asid, is_write: bool, instr: bool, key: u64, hinted: bool, (node, slot, level): (u64, u32, u32)) -> WalkCursor {
+        WalkCursor {
+            va,
+            asid,
+            is_write,
+            instr,
+            key,
+            hinted,
+            node,
+            slot,
+            level,
+            large: None,
+            padded: false,
+            pad_w: 0,
+            refs: 0,
+            cycles: 0,
+        }
+    }
+
+    /// The word of the entry read next, in its node.
+    #[inline(always)]
+    fn word<F: PageTableFormat>(&self, format: &F) -> u64 {
+        if self.padded {
+            self.pad_w
+        } else {
+            format.word(self.va, self.level)
+        }
+    }
+
+    /// The physical address the walk reads next (before its end).
+    #[inline(always)]
+    pub fn next_paddr<F: PageTableFormat>(&self, format: &F) -> u64 {
+        (self.node << 12) + self.word(format) * 8
+    }
+
+    /// The walk's level to read next (the table's levels count down to 1).
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+}
+
 /// The walker of one core.
 #[derive(Clone, Debug)]
 pub struct Walker {
@@ -277,6 +358,9 @@ impl Walker {
 
     /// Walk the table rooted at frame `root` (host slot `root_slot`) for `va`.
     /// Returns what was found and the walk's cycles.
+    ///
+    /// The CPU's walk: a loop over the steps of a [`WalkCursor`], each
+    /// reference served at once by the data caches.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn walk<F: PageTableFormat>(
@@ -284,7 +368,7 @@ impl Walker {
         format: &F,
         va: u64,
         asid: Asid,
-        (root, root_slot): (u64, u32),
+        root: (u64, u32),
         is_write: bool,
         instr: bool,
         mem: &mut PhysMem,
@@ -293,11 +377,48 @@ impl Walker {
         // References entering below every cache level all go to DRAM: they are
         // counted once after the walk instead of one by one.
         let direct = self.entry >= caches.num_levels();
+        let mut c = match self.start(format, va, asid, root, is_write, instr, mem) {
+            WalkStart::Walk(c) => c,
+            WalkStart::Done(r, cycles) => return (r, cycles),
+        };
+        let result = loop {
+            let ref_cycles = if direct { 0 } else { self.reference(caches, c.next_paddr(format)) };
+            let (next, found) = self.advance(format, c, mem, ref_cycles);
+            c = next;
+            if let Some(r) = found {
+                break r;
+            }
+        };
+        if direct {
+            self.stats.refs_dram += c.refs;
+            caches.count_dram(Source::Walk, c.refs);
+            debug_assert_eq!(self.dram_ref_cycles, (self.step_cycles + caches.latency_of(self.entry)) as u64);
+            c.cycles += c.refs * self.dram_ref_cycles;
+        }
+        self.finish(&c, result)
+    }
+
+    /// Begin a walk of the table rooted at frame `root` (host slot
+    /// `root_slot`) for `va`: the PSC probes (or the host shortcut), and the
+    /// cursor at the first entry to read; or the whole walk, counted, when a
+    /// PSC hit ends it before any reference (a GT-PDE held whole).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn start<F: PageTableFormat>(
+        &mut self,
+        format: &F,
+        va: u64,
+        asid: Asid,
+        (root, root_slot): (u64, u32),
+        is_write: bool,
+        instr: bool,
+        mem: &PhysMem,
+    ) -> WalkStart {
         let mut refs = 0u64;
         // A walk that starts from a hint needs not record it again.
         let mut hinted = false;
         let key = hint_key(va, asid, format.node_shift(1));
-        let (mut node, mut slot, mut level) = if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
+        let (node, slot, level) = if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
             // The levels above were read and found present with their
             // accessed bits set, and are unchanged: reading them again would
             // only count references.
@@ -317,124 +438,133 @@ impl Walker {
                 None => start,
                 Some(hit) => match self.cached(format, hit, va, asid, is_write, instr) {
                     Cached::Node(node, slot) => (node, slot, self.pscs[hit.0 as usize].level - 1),
-                    Cached::Leaf(r, cycles) => return (r, cycles),
+                    Cached::Leaf(r, cycles) => return WalkStart::Done(r, cycles),
                     Cached::Stale => start,
                 },
             }
         };
-        let mut cycles = self.psc_latency as u64;
-        // A large page that keeps its node: the size found above the leaf read last.
-        let mut large: Option<PageSize> = None;
-        // The walk reads past padding to the entry `pad_w` of the same node
-        // (see `PageTableFormat::padding_word`).
-        let (mut padded, mut pad_w) = (false, 0);
-        let result = loop {
-            let w = if padded { pad_w } else { format.word(va, level) };
-            if level == 1 && !hinted {
-                let epoch = mem.table_epoch();
-                let h = &mut self.hints[(key as usize) & (HINTS - 1)];
-                if h.key != key || h.epoch != epoch {
-                    *h = Hint { key, epoch, link: node | (slot as u64) << PSC_SLOT_SHIFT };
-                }
+        let mut c = WalkCursor::at(va, asid, is_write, instr, key, hinted, (node, slot, level));
+        c.refs = refs;
+        c.cycles = self.psc_latency as u64;
+        WalkStart::Walk(c)
+    }
+
+    /// The walk's reference at `c.next_paddr()` was served in `ref_cycles`:
+    /// read the entry, set its accessed (and a leaf's dirty) bit, fill the
+    /// PSC of a pointer read from memory, and move the cursor down; or end
+    /// the walk with what it found. Entries are read when their reference
+    /// is served, not when it is issued, so walks in flight together see
+    /// each other's bits as hardware does.
+    #[inline(always)]
+    pub fn advance<F: PageTableFormat>(&mut self, format: &F, mut c: WalkCursor, mem: &mut PhysMem, ref_cycles: u64) -> (WalkCursor, Option<WalkResult>) {
+        let (va, asid, is_write, key) = (c.va, c.asid, c.is_write, c.key);
+        let (node, slot, level) = (c.node, c.slot, c.level);
+        let w = c.word(format);
+        if level == 1 && !c.hinted {
+            let epoch = mem.table_epoch();
+            let h = &mut self.hints[(key as usize) & (HINTS - 1)];
+            if h.key != key || h.epoch != epoch {
+                *h = Hint { key, epoch, link: node | (slot as u64) << PSC_SLOT_SHIFT };
             }
-            refs += 1;
-            if !direct {
-                cycles += self.reference(caches, (node << 12) + w * 8);
-            }
-            let w_node = w;
-            // The frame holding word `w` of a node of several frames, and the word in it.
-            let (es, w) = format.locate(level, slot, w);
-            let raw = mem.read_entry(es, w);
-            debug_assert_eq!(raw, mem.read_u64((node << 12) + w_node * 8), "host slot out of step with the table");
-            let mut step = format.decode(raw, level, va, asid, &|k| mem.read_entry(es, w + k as u64));
-            if padded && !matches!(step, Step::Next { .. }) {
-                // Past padding only a pointer serves.
-                step = Step::NotPresent;
-            }
-            cycles += format.decode_cycles(raw, level) as u64;
-            let leaf = matches!(step, Step::Leaf { .. });
-            // The word the walk uses: a step down's pointer, else the entry's first.
-            let uw = match step {
-                Step::Next { .. } => w + format.table_word(va, level) as u64,
-                _ => w,
-            };
-            if step != Step::NotPresent {
-                let used = if uw == w { raw } else { mem.read_entry(es, uw) };
-                let new = format.used(used, leaf, is_write);
-                if new != used {
-                    self.stats.accessed_updates += !format.is_accessed(used) as u64;
-                    self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(used)) as u64;
-                    mem.write_linked(es, uw, new);
-                }
-            }
-            match step {
-                Step::NotPresent => {
-                    if let Some(pw) = format.padding_word(va, level).filter(|_| !padded) {
-                        (padded, pad_w) = (true, pw);
-                        continue;
-                    }
-                    break WalkResult::Fault { level };
-                }
-                Step::Leaf { pfn_base, size } => {
-                    if format.psc_caches_entries(level) {
-                        // A leaf its level's PSC holds whole (a GT-PDE): counted and cached.
-                        self.whole_leaves += 1;
-                        self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
-                    }
-                    let dirty = is_write || format.is_dirty(raw);
-                    break match large {
-                        None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
-                        Some(big) => {
-                            // A 4 KiB piece of a large page: its first frame from this one.
-                            let within = (va >> 12) & ((1 << big.order()) - 1);
-                            WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot, level }
-                        }
-                    };
-                }
-                Step::LargeViaNext { node: next, size } => {
-                    large = Some(size);
-                    slot = mem.entry_link(es, w);
-                    node = next;
-                    level -= 1;
-                }
-                Step::Next { node: next } => {
-                    padded = false;
-                    let child = mem.entry_link(es, uw);
-                    // A non-leaf entry read from memory: remember it in the PSC for this level.
-                    if format.psc_caches_entries(level) {
-                        self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
-                    } else if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
-                        let p = &mut self.pscs[p as usize];
-                        let key = p.key(va, asid);
-                        let set = (key & p.set_mask) as u32;
-                        // This level was read, so its PSC missed at the start of the walk.
-                        p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
-                        p.stats.fills += 1;
-                    }
-                    node = next;
-                    slot = child;
-                    level -= 1;
-                }
-            }
-        };
-        self.stats.refs_total += refs;
-        if direct {
-            self.stats.refs_dram += refs;
-            caches.count_dram(Source::Walk, refs);
-            debug_assert_eq!(self.dram_ref_cycles, (self.step_cycles + caches.latency_of(self.entry)) as u64);
-            cycles += refs * self.dram_ref_cycles;
         }
+        c.refs += 1;
+        c.cycles += ref_cycles;
+        let w_node = w;
+        // The frame holding word `w` of a node of several frames, and the word in it.
+        let (es, w) = format.locate(level, slot, w);
+        let raw = mem.read_entry(es, w);
+        debug_assert_eq!(raw, mem.read_u64((node << 12) + w_node * 8), "host slot out of step with the table");
+        let mut step = format.decode(raw, level, va, asid, &|k| mem.read_entry(es, w + k as u64));
+        if c.padded && !matches!(step, Step::Next { .. }) {
+            // Past padding only a pointer serves.
+            step = Step::NotPresent;
+        }
+        c.cycles += format.decode_cycles(raw, level) as u64;
+        let leaf = matches!(step, Step::Leaf { .. });
+        // The word the walk uses: a step down's pointer, else the entry's first.
+        let uw = match step {
+            Step::Next { .. } => w + format.table_word(va, level) as u64,
+            _ => w,
+        };
+        if step != Step::NotPresent {
+            let used = if uw == w { raw } else { mem.read_entry(es, uw) };
+            let new = format.used(used, leaf, is_write);
+            if new != used {
+                self.stats.accessed_updates += !format.is_accessed(used) as u64;
+                self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(used)) as u64;
+                mem.write_linked(es, uw, new);
+            }
+        }
+        match step {
+            Step::NotPresent => {
+                if let Some(pw) = format.padding_word(va, level).filter(|_| !c.padded) {
+                    (c.padded, c.pad_w) = (true, pw);
+                    return (c, None);
+                }
+                (c, Some(WalkResult::Fault { level }))
+            }
+            Step::Leaf { pfn_base, size } => {
+                if format.psc_caches_entries(level) {
+                    // A leaf its level's PSC holds whole (a GT-PDE): counted and cached.
+                    self.whole_leaves += 1;
+                    self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
+                }
+                let dirty = is_write || format.is_dirty(raw);
+                let found = match c.large {
+                    None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
+                    Some(big) => {
+                        // A 4 KiB piece of a large page: its first frame from this one.
+                        let within = (va >> 12) & ((1 << big.order()) - 1);
+                        WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot, level }
+                    }
+                };
+                (c, Some(found))
+            }
+            Step::LargeViaNext { node: next, size } => {
+                c.large = Some(size);
+                c.slot = mem.entry_link(es, w);
+                c.node = next;
+                c.level -= 1;
+                (c, None)
+            }
+            Step::Next { node: next } => {
+                c.padded = false;
+                let child = mem.entry_link(es, uw);
+                // A non-leaf entry read from memory: remember it in the PSC for this level.
+                if format.psc_caches_entries(level) {
+                    self.fill_whole(level, va, asid, mem, (es, w), mem.read_entry(es, w), slot);
+                } else if let Some(&p) = self.psc_at.get(level as usize).filter(|&&p| p != NO_PSC) {
+                    let p = &mut self.pscs[p as usize];
+                    let key = p.key(va, asid);
+                    let set = (key & p.set_mask) as u32;
+                    // This level was read, so its PSC missed at the start of the walk.
+                    p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
+                    p.stats.fills += 1;
+                }
+                c.node = next;
+                c.slot = child;
+                c.level -= 1;
+                (c, None)
+            }
+        }
+    }
+
+    /// Count an ended walk (its references, cycles, leaf or fault) and
+    /// return what it found and its cycles.
+    #[inline(always)]
+    pub fn finish(&mut self, c: &WalkCursor, result: WalkResult) -> (WalkResult, u64) {
+        self.stats.refs_total += c.refs;
         match result {
             WalkResult::Fault { .. } => {
                 self.stats.faulting_walks += 1;
-                self.account(instr, cycles, false);
+                self.account(c.instr, c.cycles, false);
             }
             WalkResult::Translated { size, .. } => {
                 self.leaves[size.index()] += 1;
-                self.account(instr, cycles, true);
+                self.account(c.instr, c.cycles, true);
             }
         }
-        (result, cycles)
+        (result, c.cycles)
     }
 
     /// One walk reference through the cache hierarchy: counts the level that
