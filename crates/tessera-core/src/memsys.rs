@@ -25,7 +25,7 @@ use crate::pagetable::format::PageTableFormat;
 use crate::registry::{AnyFormat, Member};
 use crate::stats::{Prefixed, StatVisitor};
 use crate::tlb::Neighbours;
-use crate::walker::{WalkResult, Walker};
+use crate::walker::{WalkCursor, WalkResult, WalkStart, Walker};
 
 /// A translation found by a walk: the first frame and size of the page, its
 /// dirty state, and the host slot of the node holding the leaf (its first
@@ -119,12 +119,59 @@ impl MemorySystem {
                 WalkResult::Translated { pfn_base, size, dirty, node, level } => {
                     return Ok((Translation { pfn_base, size, dirty, node, level }, cycles));
                 }
-                WalkResult::Fault { .. } => {
-                    cycles += self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)?;
-                }
+                WalkResult::Fault { .. } => cycles += self.service_fault(va, asid, tlbs)?,
             }
         }
         unreachable!("a page mapped by the fault handler is found by the retried walk")
+    }
+
+    /// A walk for `va` found it not present: the OS maps the page (or
+    /// reads it back from swap). Returns what the OS charged. Separate from
+    /// the walk, so a machine decides when the faulting access may go on
+    /// (the CPU at once; the GPU when its fault path says).
+    #[cold]
+    pub fn service_fault(&mut self, va: u64, asid: Asid, tlbs: &mut impl Shootdown) -> Result<u64> {
+        self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)
+    }
+
+    /// Begin a walk for `va` in `asid`'s table of format `F`: a cursor at
+    /// its first reference, or the walk already over (see
+    /// [`Walker::start`]). For a machine that serves each reference itself.
+    pub fn walk_start<F: PageTableFormat + Member<AnyFormat>>(&mut self, va: u64, asid: Asid, write: bool) -> Result<WalkStart> {
+        let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
+        let format = F::of(self.pt.format()).expect("a walk path chosen for another page-table format");
+        Ok(self.walker.start(format, va, asid, (root.0, slot), write, false, &self.mem))
+    }
+
+    /// The physical address walk `c` reads next.
+    #[inline]
+    pub fn walk_paddr<F: PageTableFormat + Member<AnyFormat>>(&self, c: &WalkCursor) -> u64 {
+        c.next_paddr(F::of(self.pt.format()).expect("a walk path chosen for another page-table format"))
+    }
+
+    /// Walk `c`'s reference was served in `ref_cycles`: read it and move
+    /// on; returns what the walk found once it is over (then counted).
+    #[inline]
+    pub fn walk_advance<F: PageTableFormat + Member<AnyFormat>>(&mut self, c: WalkCursor, ref_cycles: u64) -> (WalkCursor, Option<(WalkResult, u64)>) {
+        let format = F::of(self.pt.format()).expect("a walk path chosen for another page-table format");
+        let (c, found) = self.walker.advance(format, c, &mut self.mem, ref_cycles);
+        match found {
+            Some(r) => (c, Some(self.walker.finish(&c, r))),
+            None => (c, None),
+        }
+    }
+
+    /// The translation of `va` if mapped, read on the host at no cost and
+    /// changing nothing (the ideal TLB, and pages in flight).
+    pub fn peek(&self, va: u64, asid: Asid) -> Option<(u64, PageSize)> {
+        self.pt.leaf(&self.mem, asid, va).map(|l| (l.pfn_base, l.size))
+    }
+
+    /// The same memory system with every reference of every walk made
+    /// (no host shortcuts): for a machine that serves each one itself.
+    pub(crate) fn with_every_walk_reference(mut self) -> MemorySystem {
+        self.walker = self.walker.without_shortcuts();
+        self
     }
 
     /// A data reference at physical address `paddr`.

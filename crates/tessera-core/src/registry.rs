@@ -360,6 +360,21 @@ family! {
     }
 }
 
+family! {
+    /// The GPU's fault path (`gpu.paging`): from a page found not present to the page usable.
+    family crate::machine::gpu::paging::FaultPath => AnyFaultPath, ctx crate::machine::gpu::paging::PagingCtx, key "paging" {
+        "demand" => Demand(crate::machine::gpu::paging::demand::Demand),
+        "resident" => Resident(crate::machine::gpu::paging::resident::Resident),
+    }
+    methods {
+        ref fn premaps() -> bool;
+        mut fn raise(fault: crate::machine::gpu::paging::FarFault, now: u64) -> Option<u64>;
+        ref fn next_poll() -> Option<u64>;
+        mut fn poll(now: u64, done: &mut Vec<crate::machine::gpu::paging::FarFault>);
+        ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
+    }
+}
+
 /// Every family with its config key and its mechanisms' summaries.
 pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
     vec![
@@ -371,6 +386,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyFormat::KEY, AnyFormat::SUMMARIES),
         (AnyEviction::KEY, AnyEviction::SUMMARIES),
         (AnyTlbOrganisation::KEY, AnyTlbOrganisation::SUMMARIES),
+        (AnyFaultPath::KEY, AnyFaultPath::SUMMARIES),
     ]
 }
 

@@ -47,6 +47,16 @@ static PRESETS: &[Preset] = &[
         toml: include_str!("presets/mosaic_gem5.toml"),
     },
     Preset {
+        name: "mosaic_gpu",
+        summary: "GPU of the Mosaic paper, Table 1 (30 SMs, GPU-MMU with 4 KiB pages, demand paging)",
+        toml: include_str!("presets/mosaic_gpu.toml"),
+    },
+    Preset {
+        name: "uvm_gpu",
+        summary: "GPU of the batch-aware unified memory paper, Table 1 (16 SMs, 64 KiB pages, far faults over PCIe)",
+        toml: include_str!("presets/uvm_gpu.toml"),
+    },
+    Preset {
         name: "tlb_only",
         summary: "two data-TLB levels, walks counted but not timed, no caches (the fast TLB-only model)",
         toml: include_str!("presets/tlb_only.toml"),
@@ -429,6 +439,18 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
         check_compaction(&spec, &produced)?;
     }
 
+    // The GPU machine has its own TLBs, caches and timing under [gpu].
+    match spec.machine.kind.as_str() {
+        "gpu" => {
+            check_gpu(&mut spec, &produced)?;
+            return Ok(spec);
+        }
+        _ if spec.gpu.is_some() => {
+            return Err(Error::config_allowed("gpu", "the [gpu] section configures a GPU machine; this one is a CPU", &["machine.kind = \"gpu\""]));
+        }
+        _ => {}
+    }
+
     // TLB structures.
     if spec.mmu.tlb.is_empty() {
         return Err(Error::config("mmu.tlb", "a machine needs at least one TLB structure"));
@@ -656,6 +678,50 @@ mod tests;
 /// device (a slice has no page-out path).
 /// `os.compaction` needs 2 MiB pages to compact for, frames the buddy
 /// allocator places, and no eviction moving pages at the same time.
+/// A GPU machine's config: no CPU-only key, and `[gpu]` resolved and checked.
+fn check_gpu(spec: &mut Spec, produced: &[PageSize]) -> Result<()> {
+    let cpu_only: [(&str, bool, &str); 6] = [
+        ("mmu.tlb", !spec.mmu.tlb.is_empty(), "the GPU's TLBs are gpu.l1_tlb and gpu.l2_tlb"),
+        ("mmu.psc", !spec.mmu.psc.is_empty(), "the GPU's page-walk cache is gpu.walker.pwc"),
+        ("mmu.shadow", !spec.mmu.shadow.is_empty(), "shadow TLBs watch a CPU's translations"),
+        ("cache", !spec.cache.levels().is_empty() || spec.cache.dram_latency != spec::CacheSpec::default().dram_latency, "the GPU's caches and DRAM are gpu.l1d, gpu.l2 and gpu.dram"),
+        ("timing", spec.timing != spec::TimingSpec::default(), "the GPU's timing is its event loop (gpu.clock_ghz sets its clock)"),
+        ("walker", spec.walker != spec::WalkerSpec::default() && spec.walker.entry_level != "dram", "the GPU's walker is gpu.walker"),
+    ];
+    for (key, set, why) in cpu_only {
+        if set {
+            return Err(Error::config(key, format!("a CPU-only key on a GPU machine: {why}")));
+        }
+    }
+    // Walk references are served by the GPU's own caches.
+    spec.walker = spec::WalkerSpec { step_cycles: 0, entry_level: "dram".into() };
+    let g = spec.gpu.get_or_insert_with(Default::default);
+    resolve_mech(&mut g.paging, "gpu.paging", crate::registry::AnyFaultPath::resolve)?;
+    let cap = spec.physmem.capacity.0;
+    let mut levels: Vec<(&str, &mut spec::CacheLevelSpec)> = vec![("gpu.l1d", &mut g.l1d), ("gpu.l2", &mut g.l2)];
+    if let Some(p) = g.walker.pwc.as_mut() {
+        levels.push(("gpu.walker.pwc", p));
+    }
+    for (path, lvl) in levels {
+        resolve_mech(&mut lvl.replacement, &format!("{path}.replacement"), AnyReplacement::resolve)?;
+        resolve_mech(&mut lvl.prefetcher, &format!("{path}.prefetcher"), AnyPrefetcher::resolve)?;
+        if lvl.line.0 >= 8 && cap / lvl.line.0 >= u32::MAX as u64 {
+            return Err(Error::config(format!("{path}.line"), "too many line numbers for this physmem.capacity: use longer lines"));
+        }
+        crate::cache::CacheLevel::build(path, "check", lvl, 0)?;
+    }
+    g.validate()?;
+    for (path, tlb) in [("gpu.l1_tlb", &g.l1_tlb), ("gpu.l2_tlb", &g.l2_tlb)] {
+        if let Some(ps) = produced.iter().find(|p| !tlb.geometry(path).map(|a| a.iter().any(|x| x.0 == **p)).unwrap_or(true)) {
+            return Err(Error::config(
+                format!("{path}.arrays"),
+                format!("the page-size policy maps {} pages, and this TLB has no array for them; add `{}`", ps.name(), ps.name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_compaction(spec: &Spec, produced: &[PageSize]) -> Result<()> {
     if !produced.contains(&PageSize::Size2M) {
         return Err(Error::config_allowed(

@@ -613,4 +613,7 @@ pub struct Spec {
     pub timing: TimingSpec,
     #[serde(default)]
     pub metrics: MetricsSpec,
+    /// The GPU machine (`machine.kind = "gpu"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::machine::gpu::spec::GpuSpec>,
 }

@@ -5,11 +5,14 @@
 //! - `cpu`: one core with a TLB hierarchy and the interval timing model
 //!   ([`cpu::CpuMachine`]).
 //!
-//! A GPU machine (SMs, warps, a shared L2 TLB, a walker with many walks in
-//! flight) is a second client of the same memory system, added as one more
-//! variant here.
+//! - `gpu`: SMs running thousands of warps, per-SM and shared TLBs with
+//!   MSHRs, a walker with many walks in flight, caches, DRAM and demand
+//!   paging ([`gpu::GpuMachine`]). It runs GPU applications, not an access
+//!   stream, so it is built and run through [`gpu::run_apps`] rather than
+//!   [`Machine`].
 
 pub mod cpu;
+pub mod gpu;
 
 use crate::access::AccessBatch;
 use crate::config::Spec;
@@ -22,7 +25,10 @@ use crate::tlb::Mmu;
 pub use cpu::CpuMachine;
 
 /// The machine kinds, as written at `machine.kind`.
-pub const KINDS: [(&str, &str); 1] = [("cpu", "one core: TLB hierarchy, walker, caches, interval timing model")];
+pub const KINDS: [(&str, &str); 2] = [
+    ("cpu", "one core: TLB hierarchy, walker, caches, interval timing model"),
+    ("gpu", "SMs running warps, per-SM and shared TLBs with MSHRs, a many-walk walker, caches, DRAM, demand paging"),
+];
 
 /// A machine of any kind.
 pub enum Machine {
@@ -33,6 +39,10 @@ impl Machine {
     pub fn build(spec: &Spec, seed: u64) -> Result<Machine> {
         match spec.machine.kind.as_str() {
             "cpu" => Ok(Machine::Cpu(CpuMachine::build(spec, seed)?)),
+            "gpu" => Err(Error::config(
+                "machine.kind",
+                "a GPU machine runs GPU applications, not an access stream: give it --apps, a gpu: workload or an Accel-Sim --trace directory",
+            )),
             other => Err(Error::config_allowed(
                 "machine.kind",
                 format!("unknown machine \"{other}\""),

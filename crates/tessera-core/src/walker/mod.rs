@@ -676,8 +676,9 @@ impl Walker {
         (h.key == key && h.epoch == mem.table_epoch()).then(|| h.node())
     }
 
-    /// The same walker with walk shortcuts off (for tests comparing both).
-    #[cfg(test)]
+    /// The same walker with walk shortcuts off: every reference of every
+    /// walk is made (tests comparing both; a machine that serves each
+    /// reference itself, such as the GPU's).
     pub(crate) fn without_shortcuts(mut self) -> Walker {
         self.shortcuts = false;
         self

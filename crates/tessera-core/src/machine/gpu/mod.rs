@@ -1,0 +1,940 @@
+//! The GPU machine (`machine.kind = "gpu"`): SMs running thousands of
+//! warps over one memory system, with per-SM and shared TLBs, MSHRs, a
+//! highly threaded page-table walker, caches, DRAM and demand paging.
+//!
+//! ## What it models
+//! An event-driven machine: events ([`events::Event`]) run in (cycle,
+//! sequence) order. Each SM issues up to `issue_width` warp instructions
+//! per cycle from its ready warps ([`sm`]: GTO or loose round-robin). A
+//! warp runs its instruction stream in order and waits:
+//! - after an ALU or branch instruction `alu_cycles`, after an SFU one
+//!   `sfu_cycles` (dependencies are not in the streams: a warp is modelled
+//!   as needing each result before its next instruction);
+//! - at a barrier, until every live warp of its block arrives;
+//! - on a global load or atomic, until every line it touches is back: its
+//!   lanes are coalesced into 4 KiB pages and 128-byte lines; each page is
+//!   translated (L1 TLB; on a miss the SM's MSHRs, then the shared L2 TLB
+//!   after its latency and ports; on a miss there the L2 MSHRs and the
+//!   walker), and each page's lines go to memory ([`memory`]) when its
+//!   translation arrives;
+//! - on a global store, until its pages are translated (the data is
+//!   written through to the L2 without the warp waiting).
+//!
+//! The walker ([`walkers`]) keeps `gpu.walker.concurrent` walks in flight,
+//! queueing the rest. A walk is the memory system's walk cursor: each
+//! reference is made through the shared L2 cache and DRAM, and the walk
+//! reads the entry when the reference is served. A walk that finds the page
+//! not present raises a far fault: the OS maps the page at once, the fault
+//! path ([`paging`]) says when it is usable, and the access walks again
+//! then (the replay). Accesses to a page in flight wait for it.
+//!
+//! Latency is hidden because other warps issue while some wait; when TLB
+//! misses and faults pile up, no warp is ready and the SM idles. Nothing
+//! here is a formula for that.
+//!
+//! ## Choices where the papers are silent
+//! - The GPU does not track dirty bits: walks are made as reads.
+//! - A kernel's thread blocks go to its application's SMs in launch order,
+//!   as they free up; the next kernel starts when the last block of the
+//!   previous one ends (no overlap of kernels of one application).
+//! - An application's IPC is over its own run, from cycle 0 to its last
+//!   instruction; the run ends when every application has.
+//! - See also the choices of [`memory`], [`tlbs`] and [`paging`].
+//!
+//! ## Stats
+//! Under `gpu.`: `cycles`; per application `apps.<i>.{warp_instructions,
+//! thread_instructions, cycles, kernels}` (and derived `ipc`,
+//! `thread_ipc`); warp stall cycles `stall.{memory, tlb, walk, far_fault}`
+//! and SM `sm.{issue_cycles, idle_cycles}`; `l1_tlb.*` (all SMs), `l2_tlb.*`,
+//! `walker.*`, `paging.*`, `l1d.*`, `l2.*`, `dram.*`, `bloat.*`; and the
+//! memory system's `walker.*`, `physmem.*`, `pagetable.*`, `os.*`.
+
+pub mod events;
+pub mod memory;
+pub mod paging;
+pub mod sm;
+pub mod spec;
+pub mod tlbs;
+pub mod walkers;
+
+use rustc_hash::FxHashMap;
+
+use self::events::{Event, EventQueue};
+use self::memory::GpuMemory;
+use self::paging::{FarFault, FaultPath, PagingCtx};
+use self::sm::{Sm, Warp};
+use self::spec::GpuSpec;
+use self::tlbs::{Mshrs, TlbLevel};
+use self::walkers::{MissState, Walkers};
+use crate::addr::{Asid, PageSize};
+use crate::config::Spec;
+use crate::error::{Error, Result};
+use crate::memsys::{MemorySystem, Shootdown};
+use crate::pagetable::format::PageTableFormat;
+use crate::registry::{AnyFaultPath, AnyFormat, FormatVisitor, Member};
+use crate::stats::{Collector, Prefixed, StatVisitor, Stats};
+use crate::walker::{WalkResult, WalkStart};
+use crate::workload::gpu::{Kernel, KernelSource, Op, Space};
+
+/// What a warp's memory instruction waited on, worst last (its stall is
+/// counted under the worst thing any of its pages met).
+pub const REASONS: [&str; 4] = ["memory", "tlb", "walk", "far_fault"];
+const R_TLB: u8 = 1;
+const R_WALK: u8 = 2;
+const R_FAULT: u8 = 3;
+
+/// One application: its kernels and where it runs.
+pub struct GpuApp {
+    pub name: String,
+    pub source: Box<dyn KernelSource>,
+}
+
+/// A waiter on an L1 TLB miss: a warp's page (index into its coalesced pages).
+#[derive(Copy, Clone, Debug)]
+struct PageWaiter {
+    warp: u32,
+    page: u8,
+}
+
+/// Per-application state.
+struct App {
+    name: String,
+    asid: Asid,
+    source: Box<dyn KernelSource>,
+    kernel: Option<Kernel>,
+    next_block: usize,
+    blocks_running: u32,
+    sms: std::ops::Range<u32>,
+    kernels: u64,
+    warp_insts: u64,
+    thread_insts: u64,
+    end: u64,
+    done: bool,
+    /// Per allocation: (base, covered bytes, bitmap of touched 4 KiB pages).
+    touched: Vec<(u64, u64, Vec<u64>)>,
+    mapped: [u64; PageSize::COUNT],
+}
+
+impl App {
+    /// Mark `va`'s 4 KiB page touched.
+    #[inline]
+    fn touch(&mut self, va: u64) {
+        for (base, bytes, bits) in &mut self.touched {
+            if va >= *base && va - *base < *bytes {
+                let p = (va - *base) >> 12;
+                bits[(p / 64) as usize] |= 1 << (p % 64);
+                return;
+            }
+        }
+    }
+
+    fn touched_bytes(&self) -> u64 {
+        self.touched.iter().flat_map(|(_, _, b)| b).map(|w| w.count_ones() as u64).sum::<u64>() * 4096
+    }
+}
+
+/// A thread block resident on an SM.
+#[derive(Clone, Debug, Default)]
+struct BlockSlot {
+    app: u16,
+    live_warps: u32,
+    at_barrier: u32,
+    warps: Vec<u32>,
+    threads: u32,
+    regs: u32,
+    shmem: u32,
+}
+
+/// Machine-wide counters.
+#[derive(Clone, Debug, Default)]
+struct GpuStats {
+    stall: [u64; 4],
+}
+
+/// Every TLB of the GPU, for the OS's shootdowns.
+struct GpuTlbs<'a> {
+    l1: &'a mut [TlbLevel],
+    l2: &'a mut TlbLevel,
+}
+
+impl Shootdown for GpuTlbs<'_> {
+    fn shoot_down(&mut self, va: u64, size: PageSize, asid: Asid) -> u64 {
+        let mut n = self.l2.invalidate(asid, va, size);
+        for t in self.l1.iter_mut() {
+            n += t.invalidate(asid, va, size);
+        }
+        n
+    }
+}
+
+pub struct GpuMachine {
+    spec: Spec,
+    gpu: GpuSpec,
+    sys: MemorySystem,
+    mem: GpuMemory,
+    l1_tlbs: Vec<TlbLevel>,
+    l2_tlb: TlbLevel,
+    l1_mshrs: Vec<Mshrs<PageWaiter>>,
+    l2_mshrs: Mshrs<(u32, u32)>,
+    walkers: Walkers,
+    paging: AnyFaultPath,
+    /// Pages whose far fault is being serviced: (asid, first byte) -> cycle usable.
+    in_flight: FxHashMap<(Asid, u64), u64>,
+    poll_at: Option<u64>,
+    sms: Vec<Sm>,
+    warps: Vec<Warp>,
+    blocks: Vec<BlockSlot>,
+    apps: Vec<App>,
+    events: EventQueue,
+    now: u64,
+    age: u64,
+    stats: GpuStats,
+    /// Reused buffers (no allocation per event in steady state).
+    page_waiters: Vec<PageWaiter>,
+    l1_waiters: Vec<(u32, u32)>,
+    covered: Vec<u32>,
+    faults_done: Vec<FarFault>,
+}
+
+/// The run loop for one page-table format, picked once.
+struct RunPath;
+
+impl FormatVisitor for RunPath {
+    type Out = fn(&mut GpuMachine) -> Result<()>;
+    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _: &F) -> Self::Out {
+        GpuMachine::run_with::<F>
+    }
+}
+
+impl GpuMachine {
+    /// A GPU of `spec` running `apps` together, the SMs split among them.
+    pub fn build(spec: &Spec, apps: Vec<GpuApp>, seed: u64) -> Result<GpuMachine> {
+        let gpu = spec.gpu.clone().ok_or_else(|| Error::config("machine.kind", "a GPU machine needs a [gpu] section"))?;
+        gpu.validate()?;
+        let split = gpu.split(apps.len())?;
+        let sys = MemorySystem::build(spec, seed)?;
+        let sys = sys.with_every_walk_reference();
+        let mem = GpuMemory::build(&gpu, crate::rng::sub_seed(seed, "gpu"))?;
+        let n = gpu.sms as usize;
+        let l1_tlbs = (0..n).map(|_| TlbLevel::build(&gpu.l1_tlb, "gpu.l1_tlb", seed)).collect::<Result<Vec<_>>>()?;
+        let l2_tlb = TlbLevel::build(&gpu.l2_tlb, "gpu.l2_tlb", seed)?;
+        let paging = AnyFaultPath::build(&gpu.paging, &PagingCtx { clock_ghz: gpu.clock_ghz }, "gpu.paging")?;
+        let mut sms = Vec::with_capacity(n);
+        let mut first = 0;
+        let mut app_states = Vec::new();
+        for (i, (a, &count)) in apps.into_iter().zip(&split).enumerate() {
+            for s in first..first + count {
+                sms.push(Sm::new(s, i as u16, &gpu));
+            }
+            let touched = a
+                .source
+                .allocations()
+                .iter()
+                .map(|al| (al.base, al.covered(), vec![0u64; (al.covered().div_ceil(4096)).div_ceil(64) as usize]))
+                .collect();
+            app_states.push(App {
+                name: a.name,
+                asid: i as Asid + 1,
+                source: a.source,
+                kernel: None,
+                next_block: 0,
+                blocks_running: 0,
+                sms: first..first + count,
+                kernels: 0,
+                warp_insts: 0,
+                thread_insts: 0,
+                end: 0,
+                done: false,
+                touched,
+                mapped: [0; PageSize::COUNT],
+            });
+            first += count;
+        }
+        // SMs left over by an explicit split stay idle.
+        for s in first..gpu.sms {
+            sms.push(Sm::new(s, u16::MAX, &gpu));
+        }
+        let warps = (0..n * gpu.max_warps_per_sm as usize).map(|_| Warp::default()).collect();
+        let blocks = vec![BlockSlot::default(); n * gpu.max_blocks_per_sm as usize];
+        Ok(GpuMachine {
+            spec: spec.clone(),
+            walkers: Walkers::new(gpu.walker.concurrent),
+            l1_mshrs: (0..n).map(|_| Mshrs::default()).collect(),
+            gpu,
+            sys,
+            mem,
+            l1_tlbs,
+            l2_tlb,
+            l2_mshrs: Mshrs::default(),
+            paging,
+            in_flight: FxHashMap::default(),
+            poll_at: None,
+            sms,
+            warps,
+            blocks,
+            apps: app_states,
+            events: EventQueue::default(),
+            now: 0,
+            age: 0,
+            stats: GpuStats::default(),
+            page_waiters: Vec::new(),
+            l1_waiters: Vec::new(),
+            covered: Vec::new(),
+            faults_done: Vec::new(),
+        })
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Run every application to its end.
+    pub fn run(&mut self) -> Result<()> {
+        let run = self.sys.page_table().format().visit(RunPath);
+        run(self)
+    }
+
+    fn run_with<F: PageTableFormat + Member<AnyFormat>>(&mut self) -> Result<()> {
+        if self.paging.premaps() {
+            for a in 0..self.apps.len() {
+                self.premap(a)?;
+            }
+        }
+        for a in 0..self.apps.len() {
+            self.next_kernel(a, 0)?;
+        }
+        while let Some((t, e)) = self.events.pop() {
+            debug_assert!(t >= self.now, "event at {t} before now {}", self.now);
+            self.now = t;
+            match e {
+                Event::SmTick(s) => self.tick::<F>(s, t)?,
+                Event::L2Tlb(s, id) => self.l2_tlb_lookup::<F>(s, id, t)?,
+                Event::WalkRef(slot) => self.walk_ref::<F>(slot, t)?,
+                Event::FaultServiced(m) => {
+                    let asid = self.l2_mshrs.get(m).asid;
+                    let (page_va, _, _) = self.walkers.waiting(m);
+                    self.in_flight.remove(&(asid, page_va));
+                    self.walkers.set_state(m, MissState::Queued { since: t });
+                    self.enqueue_walk::<F>(m, t)?;
+                }
+                Event::Deliver(m) => {
+                    let (_, pfn_base, size) = self.walkers.waiting(m);
+                    self.translated(m, pfn_base, size, t);
+                }
+                Event::FaultPoll => {
+                    self.poll_at = None;
+                    let mut done = std::mem::take(&mut self.faults_done);
+                    done.clear();
+                    self.paging.poll(t, &mut done);
+                    for f in &done {
+                        self.in_flight.remove(&(f.asid, f.va));
+                        self.walkers.set_state(f.miss, MissState::Queued { since: t });
+                        self.enqueue_walk::<F>(f.miss, t)?;
+                    }
+                    self.faults_done = done;
+                }
+            }
+            if let Some(p) = self.paging.next_poll() {
+                if self.poll_at.is_none_or(|q| p < q) {
+                    self.poll_at = Some(p);
+                    self.events.at(p.max(t), Event::FaultPoll);
+                }
+            }
+        }
+        if let Some(a) = self.apps.iter().find(|a| !a.done) {
+            return Err(Error::Workload {
+                name: a.name.clone(),
+                msg: format!(
+                    "the GPU stalled at cycle {} with work left (kernel {:?}): a barrier some warps never reach, or a fault never serviced",
+                    self.now,
+                    a.kernel.as_ref().map(|k| k.name.as_str())
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Map every allocation of application `a` before its first kernel.
+    fn premap(&mut self, a: usize) -> Result<()> {
+        let asid = self.apps[a].asid;
+        let ranges: Vec<(u64, u64)> = self.apps[a].source.allocations().iter().map(|al| (al.base, al.covered())).collect();
+        for (base, bytes) in ranges {
+            let mut va = base & !4095;
+            while va < base + bytes {
+                if self.sys.peek(va, asid).is_none() {
+                    let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb };
+                    self.sys.service_fault(va, asid, &mut tlbs)?;
+                    let (_, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
+                    self.apps[a].mapped[size.index()] += 1;
+                }
+                va += 4096;
+            }
+        }
+        Ok(())
+    }
+
+    /// Start application `a`'s next kernel at `t`, or end the application.
+    fn next_kernel(&mut self, a: usize, t: u64) -> Result<()> {
+        let app = &mut self.apps[a];
+        let Some(k) = app.source.next_kernel()? else {
+            app.kernel = None;
+            app.done = true;
+            app.end = t;
+            return Ok(());
+        };
+        k.check(&format!("application {} ({})", a, app.name))?;
+        let name = app.name.clone();
+        self.fits(&k, &name)?;
+        let app = &mut self.apps[a];
+        app.kernels += 1;
+        app.next_block = 0;
+        app.kernel = Some(k);
+        for s in self.apps[a].sms.clone() {
+            self.dispatch(s, t);
+        }
+        // A kernel with no thread blocks ends at once.
+        if self.apps[a].blocks_running == 0 {
+            return self.next_kernel(a, t);
+        }
+        Ok(())
+    }
+
+    /// Check that one thread block of `k` fits an empty SM.
+    fn fits(&self, k: &Kernel, app: &str) -> Result<()> {
+        let g = &self.gpu;
+        let threads = k.threads_per_block();
+        let need = [
+            ("threads", threads as u64, g.max_threads_per_sm as u64, "gpu.max_threads_per_sm"),
+            ("warps", k.warps_per_block() as u64, g.max_warps_per_sm as u64, "gpu.max_warps_per_sm"),
+            ("registers", k.regs_per_thread as u64 * threads as u64, g.registers_per_sm as u64, "gpu.registers_per_sm"),
+            ("bytes of shared memory", k.shmem_bytes as u64, g.shared_memory_per_sm.0, "gpu.shared_memory_per_sm"),
+        ];
+        for (what, n, have, key) in need {
+            if n > have {
+                return Err(Error::config(
+                    key,
+                    format!("kernel {} of {app} needs {n} {what} per thread block; an SM has {have}", k.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Give SM `s` as many of its application's remaining blocks as fit.
+    fn dispatch(&mut self, s: u32, t: u64) {
+        let a = self.sms[s as usize].app as usize;
+        loop {
+            let app = &self.apps[a];
+            let Some(k) = &app.kernel else { return };
+            if app.next_block >= k.blocks.len() {
+                return;
+            }
+            let threads = k.threads_per_block();
+            let (warps, regs, shmem) = (k.warps_per_block(), k.regs_per_thread * threads, k.shmem_bytes);
+            let sm = &mut self.sms[s as usize];
+            if !sm.has_room(warps, threads, regs, shmem) {
+                return;
+            }
+            let b = app.next_block;
+            let slot = sm.take_block(warps, threads, regs, shmem);
+            let block = &k.blocks[b];
+            let mut ids = std::mem::take(&mut self.blocks[slot as usize].warps);
+            ids.clear();
+            for w in 0..block.warps.len() {
+                let id = sm.take_warp();
+                self.age += 1;
+                self.warps[id as usize].start(a as u16, s, slot, b as u32, w as u32, t, self.age);
+                ids.push(id);
+            }
+            let live = ids.len() as u32;
+            self.blocks[slot as usize] = BlockSlot { app: a as u16, live_warps: live, at_barrier: 0, warps: ids, threads, regs, shmem };
+            self.apps[a].next_block += 1;
+            self.apps[a].blocks_running += 1;
+            self.sms[s as usize].warps_resident(live, t);
+            if live == 0 {
+                self.block_done(s, slot, t);
+                continue;
+            }
+            self.wake(s, t);
+        }
+    }
+
+    /// Make SM `s` look for ready warps at `t` (unless it already will sooner).
+    #[inline]
+    fn wake(&mut self, s: u32, t: u64) {
+        let sm = &mut self.sms[s as usize];
+        if t < sm.next_tick {
+            sm.next_tick = t;
+            self.events.at(t, Event::SmTick(s));
+        }
+    }
+
+    /// SM `s` issues at `t`.
+    fn tick<F: PageTableFormat + Member<AnyFormat>>(&mut self, s: u32, t: u64) -> Result<()> {
+        if self.sms[s as usize].next_tick != t {
+            return Ok(()); // superseded by an earlier tick
+        }
+        self.sms[s as usize].next_tick = u64::MAX;
+        let mut issued = 0;
+        while issued < self.gpu.issue_width {
+            let Some(w) = self.sms[s as usize].pick(&self.warps, t) else { break };
+            self.issue(s, w, t)?;
+            issued += 1;
+        }
+        if issued > 0 {
+            self.sms[s as usize].issue_cycles += 1;
+        }
+        if let Some(next) = self.sms[s as usize].next_ready(&self.warps) {
+            self.wake(s, next.max(t + 1));
+        }
+        Ok(())
+    }
+
+    /// Warp `w` of SM `s` issues its next instruction at `t`.
+    fn issue(&mut self, s: u32, w: u32, t: u64) -> Result<()> {
+        let warp = &self.warps[w as usize];
+        let a = warp.app as usize;
+        let app = &self.apps[a];
+        let trace = &app.kernel.as_ref().expect("a warp runs a kernel").blocks[warp.block_index as usize].warps[warp.index as usize];
+        let Some(&inst) = trace.insts.get(warp.pc as usize) else {
+            // A stream that ends without EXIT ends there.
+            return self.exit(s, w, t);
+        };
+        let app = &mut self.apps[a];
+        app.warp_insts += 1;
+        app.thread_insts += inst.lanes() as u64;
+        let g = &self.gpu;
+        let warp = &mut self.warps[w as usize];
+        warp.pc += 1;
+        match inst.op {
+            Op::Alu | Op::Branch => warp.ready_at = t + g.alu_cycles,
+            Op::Sfu => warp.ready_at = t + g.sfu_cycles,
+            Op::Exit => return self.exit(s, w, t),
+            Op::Barrier => return self.barrier(s, w, t),
+            Op::Load | Op::Store | Op::Atomic => {
+                let n = inst.addr_count();
+                let at = warp.addr_at as usize;
+                warp.addr_at += n as u32;
+                if !inst.space.translated() {
+                    warp.ready_at = if inst.op == Op::Store { t + g.alu_cycles } else { t + g.shared_latency };
+                    return Ok(());
+                }
+                debug_assert_eq!(inst.space, Space::Global);
+                let trace = &self.apps[a].kernel.as_ref().expect("a warp runs a kernel").blocks[warp.block_index as usize].warps
+                    [warp.index as usize];
+                warp.coalesced.coalesce(inst.size, &trace.addrs[at..at + n]);
+                let pages = warp.coalesced.pages().len();
+                warp.pending = pages as u32;
+                warp.op = inst.op;
+                warp.issued_at = t;
+                warp.done_at = t + g.alu_cycles;
+                warp.reason = 0;
+                warp.ready_at = u64::MAX;
+                for i in 0..pages {
+                    self.translate(s, w, i as u8, t);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Page `i` of warp `w`'s memory instruction looks up SM `s`'s L1 TLB at `t`.
+    fn translate(&mut self, s: u32, w: u32, i: u8, t: u64) {
+        let warp = &self.warps[w as usize];
+        let va = warp.coalesced.pages()[i as usize];
+        let app = &mut self.apps[warp.app as usize];
+        app.touch(va);
+        let asid = app.asid;
+        if self.gpu.ideal_tlb {
+            if let Some((pfn, size)) = self.sys.peek(va, asid) {
+                if !self.in_flight.contains_key(&(asid, va & !(size.bytes() - 1))) {
+                    return self.page_ready(w, i, pfn, size, t);
+                }
+            }
+        }
+        let l1 = &mut self.l1_tlbs[s as usize];
+        let at = l1.port(t) + l1.latency;
+        if let Some((pfn, size)) = l1.lookup(asid, va) {
+            return self.page_ready(w, i, pfn, size, at);
+        }
+        let mshrs = &mut self.l1_mshrs[s as usize];
+        let (id, merged) = mshrs.find_or_add(asid, va);
+        mshrs.get_mut(id).waiters.push(PageWaiter { warp: w, page: i });
+        if merged {
+            l1.stats.mshr_merges += 1;
+        } else {
+            let at = self.l2_tlb.port(at) + self.l2_tlb.latency;
+            self.events.at(at, Event::L2Tlb(s, id));
+        }
+    }
+
+    /// L1 MSHR `id` of SM `s` looks up the shared L2 TLB at `t`.
+    fn l2_tlb_lookup<F: PageTableFormat + Member<AnyFormat>>(&mut self, s: u32, id: u32, t: u64) -> Result<()> {
+        let e = self.l1_mshrs[s as usize].get(id);
+        let (asid, va) = (e.asid, e.va);
+        if let Some((pfn, size)) = self.l2_tlb.lookup(asid, va) {
+            self.fill_l1(s, id, pfn, size, R_TLB, t);
+            return Ok(());
+        }
+        let (m, merged) = self.l2_mshrs.find_or_add(asid, va);
+        self.l2_mshrs.get_mut(m).waiters.push((s, id));
+        if merged {
+            self.l2_tlb.stats.mshr_merges += 1;
+            return Ok(());
+        }
+        self.walkers.set_state(m, MissState::Queued { since: t });
+        self.enqueue_walk::<F>(m, t)
+    }
+
+    /// L2 miss `m` walks now if a walker slot is free, else queues.
+    fn enqueue_walk<F: PageTableFormat + Member<AnyFormat>>(&mut self, m: u32, t: u64) -> Result<()> {
+        if self.gpu.ideal_tlb {
+            // No walk: the page is known, or it faults.
+            let e = self.l2_mshrs.get(m);
+            return match self.sys.peek(e.va, e.asid) {
+                Some((pfn, size)) => {
+                    self.walk_found(m, WalkResult::Translated { pfn_base: pfn, size, dirty: false, node: 0, level: 0 }, t)
+                }
+                None => self.walk_found(m, WalkResult::Fault { level: 0 }, t),
+            };
+        }
+        match self.walkers.take_slot() {
+            Some(slot) => self.start_walk::<F>(slot, m, t),
+            None => {
+                self.walkers.queue(m);
+                Ok(())
+            }
+        }
+    }
+
+    fn start_walk<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, m: u32, t: u64) -> Result<()> {
+        let e = self.l2_mshrs.get(m);
+        let (asid, va) = (e.asid, e.va);
+        self.walkers.begin(slot, m, t);
+        match self.sys.walk_start::<F>(va, asid, false)? {
+            WalkStart::Walk(c) => {
+                self.walkers.slot_mut(slot).cursor = Some(c);
+                self.issue_walk_ref::<F>(slot, t);
+                Ok(())
+            }
+            WalkStart::Done(r, _) => self.end_walk::<F>(slot, r, t),
+        }
+    }
+
+    fn issue_walk_ref<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, t: u64) {
+        let c = self.walkers.slot_mut(slot).cursor.as_ref().expect("a walk in progress");
+        let pa = self.sys.walk_paddr::<F>(c);
+        let ready = self.mem.walk_ref(pa, t + self.gpu.walker.step_cycles);
+        self.walkers.slot_mut(slot).ref_at = t;
+        self.walkers.stats.refs += 1;
+        self.events.at(ready, Event::WalkRef(slot));
+    }
+
+    fn walk_ref<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, t: u64) -> Result<()> {
+        let st = self.walkers.slot_mut(slot);
+        let c = st.cursor.take().expect("a walk in progress");
+        let (c, found) = self.sys.walk_advance::<F>(c, t - st.ref_at);
+        match found {
+            None => {
+                self.walkers.slot_mut(slot).cursor = Some(c);
+                self.issue_walk_ref::<F>(slot, t);
+                Ok(())
+            }
+            Some((r, _)) => self.end_walk::<F>(slot, r, t),
+        }
+    }
+
+    /// Walker slot `slot`'s walk ended at `t` with `r`: free the slot for
+    /// the next queued miss, and act on what it found.
+    fn end_walk<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, r: WalkResult, t: u64) -> Result<()> {
+        let m = self.walkers.end(slot, t);
+        self.walk_found(m, r, t)?;
+        while let Some(next) = self.walkers.next_queued() {
+            if let MissState::Queued { .. } = self.walkers.state(next) {
+                return self.start_walk::<F>(slot, next, t);
+            }
+        }
+        self.walkers.release(slot);
+        Ok(())
+    }
+
+    /// L2 miss `m`'s walk found `r` at `t`.
+    fn walk_found(&mut self, m: u32, r: WalkResult, t: u64) -> Result<()> {
+        let e = self.l2_mshrs.get(m);
+        let (asid, va) = (e.asid, e.va);
+        match r {
+            WalkResult::Translated { pfn_base, size, .. } => {
+                let page = va & !(size.bytes() - 1);
+                match self.in_flight.get(&(asid, page)) {
+                    // Mapped, but its far fault is still being serviced.
+                    Some(&ready) if ready > t => {
+                        self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
+                        self.events.at(ready, Event::Deliver(m));
+                    }
+                    _ => self.translated(m, pfn_base, size, t),
+                }
+                Ok(())
+            }
+            WalkResult::Fault { .. } => {
+                let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb };
+                self.sys.service_fault(va, asid, &mut tlbs)?;
+                let (pfn_base, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
+                let a = asid as usize - 1;
+                self.apps[a].mapped[size.index()] += 1;
+                let page = va & !(size.bytes() - 1);
+                self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
+                self.walkers.stats.faults += 1;
+                self.walkers.set_faulted(m);
+                        let fault = FarFault { asid, va: page, size, miss: m };
+                match self.paging.raise(fault, t) {
+                    Some(ready) => {
+                        self.in_flight.insert((asid, page), ready);
+                        self.events.at(ready, Event::FaultServiced(m));
+                    }
+                    None => {
+                        self.in_flight.insert((asid, page), u64::MAX);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// L2 miss `m` has its translation at `t`: fill the L2 TLB and answer
+    /// it and every queued miss the page covers.
+    fn translated(&mut self, m: u32, pfn_base: u64, size: PageSize, t: u64) {
+        let e = self.l2_mshrs.get(m);
+        let (asid, va) = (e.asid, e.va);
+        let page = va & !(size.bytes() - 1);
+        let faulted = matches!(self.walkers.state(m), MissState::Waiting { faulted: true, .. }) | self.walkers.take_faulted(m);
+        self.l2_tlb.fill(asid, va, size, pfn_base);
+        let mut covered = std::mem::take(&mut self.covered);
+        self.l2_mshrs.covered(asid, page, size.bytes(), &mut covered);
+        let mut waiters = std::mem::take(&mut self.l1_waiters);
+        for &c in &covered {
+            let answer = c == m || matches!(self.walkers.state(c), MissState::Queued { .. });
+            if !answer {
+                continue;
+            }
+            let reason = if c == m && faulted { R_FAULT } else { R_WALK };
+            if c != m {
+                self.walkers.unqueue(c);
+            }
+            self.walkers.set_state(c, MissState::Done);
+            self.l2_mshrs.retire(c, &mut waiters);
+            for &(s, id) in &waiters {
+                self.fill_l1(s, id, pfn_base, size, reason, t);
+            }
+        }
+        self.l1_waiters = waiters;
+        self.covered = covered;
+    }
+
+    /// SM `s`'s L1 MSHR `id` has its translation at `t`: fill the L1 TLB and
+    /// send each waiting page's lines to memory.
+    fn fill_l1(&mut self, s: u32, id: u32, pfn_base: u64, size: PageSize, reason: u8, t: u64) {
+        let e = self.l1_mshrs[s as usize].get(id);
+        self.l1_tlbs[s as usize].fill(e.asid, e.va, size, pfn_base);
+        let mut waiters = std::mem::take(&mut self.page_waiters);
+        self.l1_mshrs[s as usize].retire(id, &mut waiters);
+        for &PageWaiter { warp, page } in &waiters {
+            let wp = &mut self.warps[warp as usize];
+            wp.reason = wp.reason.max(reason);
+            self.page_ready(warp, page, pfn_base, size, t);
+        }
+        self.page_waiters = waiters;
+    }
+
+    /// Page `i` of warp `w`'s instruction is translated at `t` (first frame
+    /// `pfn_base`, page of `size`): its lines go to memory.
+    fn page_ready(&mut self, w: u32, i: u8, pfn_base: u64, size: PageSize, t: u64) {
+        let warp = &mut self.warps[w as usize];
+        let s = warp.sm as usize;
+        let page = warp.coalesced.pages()[i as usize];
+        let base = page & !(size.bytes() - 1);
+        let mut done = warp.done_at;
+        for &line in warp.coalesced.lines() {
+            if line & !4095 != page {
+                continue;
+            }
+            let pa = (pfn_base << 12) + (line - base);
+            let ready = match warp.op {
+                Op::Load => self.mem.load(s, pa, t),
+                Op::Atomic => self.mem.l2_access(pa, true, t, crate::cache::Source::Data),
+                _ => {
+                    self.mem.l2_access(pa, true, t, crate::cache::Source::Data);
+                    t + 1
+                }
+            };
+            done = done.max(ready);
+        }
+        warp.done_at = done;
+        warp.pending -= 1;
+        if warp.pending == 0 {
+            let stall = done - warp.issued_at;
+            self.stats.stall[warp.reason as usize] += stall;
+            warp.ready_at = done;
+            let s = warp.sm;
+            self.wake(s, done);
+        }
+    }
+
+    fn barrier(&mut self, s: u32, w: u32, t: u64) -> Result<()> {
+        let warp = &mut self.warps[w as usize];
+        warp.ready_at = u64::MAX;
+        warp.at_barrier = true;
+        let b = warp.block as usize;
+        self.blocks[b].at_barrier += 1;
+        self.release_barrier(s, b, t);
+        Ok(())
+    }
+
+    /// Let block `b`'s warps past their barrier if every live one is there.
+    fn release_barrier(&mut self, s: u32, b: usize, t: u64) {
+        let blk = &mut self.blocks[b];
+        if blk.at_barrier == 0 || blk.at_barrier < blk.live_warps {
+            return;
+        }
+        blk.at_barrier = 0;
+        for &w in &blk.warps {
+            let warp = &mut self.warps[w as usize];
+            if warp.active && warp.at_barrier {
+                warp.at_barrier = false;
+                warp.ready_at = t + self.gpu.alu_cycles;
+            }
+        }
+        self.wake(s, t + self.gpu.alu_cycles);
+    }
+
+    fn exit(&mut self, s: u32, w: u32, t: u64) -> Result<()> {
+        let warp = &mut self.warps[w as usize];
+        warp.active = false;
+        warp.ready_at = u64::MAX;
+        let b = warp.block as usize;
+        self.sms[s as usize].free_warp(w, t);
+        self.blocks[b].live_warps -= 1;
+        if self.blocks[b].live_warps == 0 {
+            self.block_done(s, b as u32, t);
+            let a = self.sms[s as usize].app as usize;
+            self.dispatch(s, t);
+            let app = &self.apps[a];
+            let k = app.kernel.as_ref().expect("a block of a kernel ended");
+            if app.blocks_running == 0 && app.next_block >= k.blocks.len() {
+                self.next_kernel(a, t)?;
+            }
+        } else {
+            self.release_barrier(s, b, t);
+        }
+        Ok(())
+    }
+
+    fn block_done(&mut self, s: u32, b: u32, t: u64) {
+        let blk = &self.blocks[b as usize];
+        let a = blk.app as usize;
+        let (threads, regs, shmem, warps) = (blk.threads, blk.regs, blk.shmem, blk.warps.len() as u32);
+        self.sms[s as usize].free_block(b, warps, threads, regs, shmem, t);
+        self.apps[a].blocks_running -= 1;
+    }
+
+    /// Cycles until the last application ended.
+    pub fn cycles(&self) -> u64 {
+        self.apps.iter().map(|a| a.end).max().unwrap_or(0)
+    }
+
+    /// Per application: (name, warp instructions, thread instructions, cycles).
+    pub fn app_results(&self) -> Vec<(String, u64, u64, u64)> {
+        self.apps.iter().map(|a| (a.name.clone(), a.warp_insts, a.thread_insts, a.end)).collect()
+    }
+
+    /// Every counter and the derived metrics.
+    pub fn stats(&self) -> Stats {
+        let mut c = Collector::default();
+        {
+            let mut p = Prefixed::new("gpu", &mut c);
+            self.visit(&mut p);
+        }
+        self.sys.visit(&mut c);
+        let mut stats = c.stats;
+        for (i, a) in self.apps.iter().enumerate() {
+            let cycles = a.end.max(1) as f64;
+            stats.derived.insert(format!("gpu.apps.{i}.ipc"), a.warp_insts as f64 / cycles);
+            stats.derived.insert(format!("gpu.apps.{i}.thread_ipc"), a.thread_insts as f64 / cycles);
+        }
+        let touched: u64 = self.apps.iter().map(App::touched_bytes).sum();
+        let mapped: u64 = self.apps.iter().map(|a| PageSize::ALL.iter().map(|s| a.mapped[s.index()] * s.bytes()).sum::<u64>()).sum();
+        if touched > 0 {
+            stats.derived.insert("gpu.bloat.ratio".into(), mapped as f64 / touched as f64 - 1.0);
+        }
+        stats
+    }
+
+    fn visit(&self, v: &mut dyn StatVisitor) {
+        v.counter("cycles", self.cycles(), "cycles", "cycles until the last application ended");
+        for (i, a) in self.apps.iter().enumerate() {
+            let mut p = Prefixed::new("apps", v);
+            let n = i.to_string();
+            p.counter(&format!("{n}.warp_instructions"), a.warp_insts, "instructions", "warp instructions issued");
+            p.counter(&format!("{n}.thread_instructions"), a.thread_insts, "instructions", "thread instructions (active lanes) issued");
+            p.counter(&format!("{n}.cycles"), a.end, "cycles", "cycles from the start to the application's last instruction");
+            p.counter(&format!("{n}.kernels"), a.kernels, "kernels", "kernel launches run");
+            p.gauge(&format!("{n}.sms"), a.sms.len() as u64, "SMs", "SMs the application ran on");
+            p.gauge(&format!("{n}.touched_bytes"), a.touched_bytes(), "bytes", "distinct 4 KiB pages the application accessed, in bytes");
+            let mapped: u64 = PageSize::ALL.iter().map(|s| a.mapped[s.index()] * s.bytes()).sum();
+            p.gauge(&format!("{n}.mapped_bytes"), mapped, "bytes", "bytes of the pages mapped for the application");
+        }
+        for (r, name) in REASONS.iter().enumerate() {
+            v.counter(
+                &format!("stall.{name}"),
+                self.stats.stall[r],
+                "cycles",
+                "warp cycles from issuing a global memory instruction to its data, by the worst its pages met",
+            );
+        }
+        let issue: u64 = self.sms.iter().map(|s| s.issue_cycles).sum();
+        let resident: u64 = self.sms.iter().map(|s| s.resident_cycles(self.cycles())).sum();
+        v.counter("sm.issue_cycles", issue, "cycles", "SM cycles in which a warp instruction issued (all SMs)");
+        v.counter("sm.idle_cycles", resident - issue.min(resident), "cycles", "SM cycles with resident warps but none ready (all SMs)");
+        let mut l1 = self.l1_tlbs[0].clone();
+        for t in &self.l1_tlbs[1..] {
+            let s = &t.stats;
+            l1.stats.lookups += s.lookups;
+            l1.stats.hits += s.hits;
+            l1.stats.misses += s.misses;
+            l1.stats.mshr_merges += s.mshr_merges;
+            l1.stats.fills += s.fills;
+            l1.stats.invalidations += s.invalidations;
+            for i in 0..PageSize::COUNT {
+                l1.stats.hits_by_size[i] += s.hits_by_size[i];
+                l1.stats.lookups_by_size[i] += s.lookups_by_size[i];
+            }
+        }
+        l1.visit(&mut Prefixed::new("l1_tlb", v));
+        self.l2_tlb.visit(&mut Prefixed::new("l2_tlb", v));
+        let peak_l1 = self.l1_mshrs.iter().map(|m| m.peak).max().unwrap_or(0);
+        v.gauge("l1_tlb.mshr_peak", peak_l1, "entries", "most L1 TLB misses on their way at once in one SM");
+        v.gauge("l2_tlb.mshr_peak", self.l2_mshrs.peak, "entries", "most L2 TLB misses on their way at once");
+        self.walkers.visit(&mut Prefixed::new("walker", v));
+        {
+                let mut p = Prefixed::new("paging", v);
+            self.paging.visit_stats(&mut p);
+        }
+        self.mem.visit(v);
+    }
+}
+
+impl GpuApp {
+    /// The built-in GPU kernel `name` with `params`, as an application.
+    pub fn builtin(name: &str, params: &std::collections::BTreeMap<String, String>, seed: u64) -> Result<GpuApp> {
+        Ok(GpuApp { name: name.to_string(), source: crate::workload::gpu::kernels::build(name, params, seed)? })
+    }
+}
+
+/// Run `apps` together on the GPU of `spec`: the machine after its run.
+pub fn run_apps(spec: &Spec, apps: Vec<GpuApp>, seed: u64) -> Result<GpuMachine> {
+    let mut m = GpuMachine::build(spec, apps, seed)?;
+    m.run()?;
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,282 @@
+//! A streaming multiprocessor: its resident warps and thread blocks, the
+//! resources they hold, and its warp scheduler.
+//!
+//! ## Schedulers (`gpu.scheduler`)
+//! - `gto`, greedy then oldest: keep issuing from the warp that issued
+//!   last while it is ready; otherwise the ready warp resident longest
+//!   (GPGPU-Sim's GTO).
+//! - `lrr`, loose round-robin: the first ready warp after the one that
+//!   issued last, in slot order.
+
+use super::spec::GpuSpec;
+use crate::addr::PageSize;
+use crate::workload::gpu::coalesce::Coalesced;
+use crate::workload::gpu::Op;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    Gto,
+    Lrr,
+}
+
+/// One warp slot.
+#[derive(Clone, Debug)]
+pub struct Warp {
+    pub active: bool,
+    pub app: u16,
+    pub sm: u32,
+    /// Its block's slot, the block's index in the kernel, and the warp's in the block.
+    pub block: u32,
+    pub block_index: u32,
+    pub index: u32,
+    pub pc: u32,
+    pub addr_at: u32,
+    /// Cycle it may issue again (`u64::MAX`: waiting on memory or a barrier).
+    pub ready_at: u64,
+    pub age: u64,
+    pub at_barrier: bool,
+    /// The global memory instruction in progress: pages still being translated, latest data, issue cycle, worst wait.
+    pub pending: u32,
+    pub done_at: u64,
+    pub issued_at: u64,
+    pub reason: u8,
+    pub op: Op,
+    pub coalesced: Box<Coalesced>,
+}
+
+impl Default for Warp {
+    fn default() -> Self {
+        Warp {
+            active: false,
+            app: 0,
+            sm: 0,
+            block: 0,
+            block_index: 0,
+            index: 0,
+            pc: 0,
+            addr_at: 0,
+            ready_at: u64::MAX,
+            age: 0,
+            at_barrier: false,
+            pending: 0,
+            done_at: 0,
+            issued_at: 0,
+            reason: 0,
+            op: Op::Alu,
+            coalesced: Box::new(Coalesced::new(PageSize::Size4K)),
+        }
+    }
+}
+
+impl Warp {
+    /// Warp `index` of block `block_index` (in slot `block`) of application
+    /// `app` becomes resident on SM `sm` at `t`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(&mut self, app: u16, sm: u32, block: u32, block_index: u32, index: u32, t: u64, age: u64) {
+        (self.active, self.app, self.sm, self.block, self.block_index, self.index) = (true, app, sm, block, block_index, index);
+        (self.pc, self.addr_at, self.ready_at, self.age, self.at_barrier, self.pending) = (0, 0, t, age, false, 0);
+    }
+
+    #[inline]
+    fn ready(&self, t: u64) -> bool {
+        self.active && self.ready_at <= t
+    }
+}
+
+pub struct Sm {
+    pub app: u16,
+    pub next_tick: u64,
+    pub issue_cycles: u64,
+    scheduler: Scheduler,
+    last: Option<u32>,
+    warp_base: u32,
+    max_warps: u32,
+    free_warps: Vec<u32>,
+    free_blocks: Vec<u32>,
+    threads: u32,
+    regs: u32,
+    shmem: u32,
+    limits: (u32, u32, u32),
+    resident: u32,
+    resident_since: u64,
+    resident_total: u64,
+}
+
+impl Sm {
+    pub fn new(index: u32, app: u16, g: &GpuSpec) -> Sm {
+        let warp_base = index * g.max_warps_per_sm;
+        let block_base = index * g.max_blocks_per_sm;
+        Sm {
+            app,
+            next_tick: u64::MAX,
+            issue_cycles: 0,
+            scheduler: if g.scheduler == "lrr" { Scheduler::Lrr } else { Scheduler::Gto },
+            last: None,
+            warp_base,
+            max_warps: g.max_warps_per_sm,
+            free_warps: (warp_base..warp_base + g.max_warps_per_sm).rev().collect(),
+            free_blocks: (block_base..block_base + g.max_blocks_per_sm).rev().collect(),
+            threads: 0,
+            regs: 0,
+            shmem: 0,
+            limits: (g.max_threads_per_sm, g.registers_per_sm, g.shared_memory_per_sm.0.min(u32::MAX as u64) as u32),
+            resident: 0,
+            resident_since: 0,
+            resident_total: 0,
+        }
+    }
+
+    /// Whether a block of `warps` warps, `threads` threads, `regs` registers and `shmem` bytes fits now.
+    pub fn has_room(&self, warps: u32, threads: u32, regs: u32, shmem: u32) -> bool {
+        !self.free_blocks.is_empty()
+            && self.free_warps.len() as u32 >= warps
+            && self.threads + threads <= self.limits.0
+            && self.regs + regs <= self.limits.1
+            && self.shmem + shmem <= self.limits.2
+    }
+
+    pub fn take_block(&mut self, _warps: u32, threads: u32, regs: u32, shmem: u32) -> u32 {
+        self.threads += threads;
+        self.regs += regs;
+        self.shmem += shmem;
+        self.free_blocks.pop().expect("checked by has_room")
+    }
+
+    pub fn take_warp(&mut self) -> u32 {
+        self.free_warps.pop().expect("checked by has_room")
+    }
+
+    pub fn warps_resident(&mut self, n: u32, t: u64) {
+        if self.resident == 0 && n > 0 {
+            self.resident_since = t;
+        }
+        self.resident += n;
+    }
+
+    pub fn free_warp(&mut self, w: u32, t: u64) {
+        self.free_warps.push(w);
+        self.resident -= 1;
+        if self.resident == 0 {
+            self.resident_total += t - self.resident_since;
+        }
+    }
+
+    pub fn free_block(&mut self, b: u32, _warps: u32, threads: u32, regs: u32, shmem: u32, _t: u64) {
+        self.threads -= threads;
+        self.regs -= regs;
+        self.shmem -= shmem;
+        self.free_blocks.push(b);
+    }
+
+    /// Cycles with at least one resident warp, up to `end`.
+    pub fn resident_cycles(&self, end: u64) -> u64 {
+        self.resident_total + if self.resident > 0 { end.saturating_sub(self.resident_since) } else { 0 }
+    }
+
+    /// The warp to issue at `t`, by the scheduler; remembers it.
+    #[inline]
+    pub fn pick(&mut self, warps: &[Warp], t: u64) -> Option<u32> {
+        let range = self.warp_base..self.warp_base + self.max_warps;
+        let chosen = match self.scheduler {
+            Scheduler::Gto => match self.last.filter(|&w| warps[w as usize].ready(t)) {
+                Some(w) => Some(w),
+                None => range.filter(|&w| warps[w as usize].ready(t)).min_by_key(|&w| warps[w as usize].age),
+            },
+            Scheduler::Lrr => {
+                let start = self.last.map_or(0, |w| w - self.warp_base + 1);
+                (0..self.max_warps).map(|k| self.warp_base + (start + k) % self.max_warps).find(|&w| warps[w as usize].ready(t))
+            }
+        };
+        if chosen.is_some() {
+            self.last = chosen;
+        }
+        chosen
+    }
+
+    /// The earliest cycle a resident warp may issue, if any is not waiting.
+    #[inline]
+    pub fn next_ready(&self, warps: &[Warp]) -> Option<u64> {
+        warps[self.warp_base as usize..(self.warp_base + self.max_warps) as usize]
+            .iter()
+            .filter(|w| w.active && w.ready_at != u64::MAX)
+            .map(|w| w.ready_at)
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sm(sched: &str, n: u32) -> (Sm, Vec<Warp>) {
+        let g = GpuSpec { scheduler: sched.into(), max_warps_per_sm: n, ..GpuSpec::default() };
+        let mut sm = Sm::new(0, 0, &g);
+        let mut warps = vec![Warp::default(); n as usize];
+        for age in 0..n as u64 {
+            let w = sm.take_warp();
+            warps[w as usize].start(0, 0, 0, 0, w, 0, 10 - age);
+        }
+        (sm, warps)
+    }
+
+    /// The reference: a plain statement of each policy over small cases.
+    fn reference(sched: &str, ready: &[bool], ages: &[u64], last: Option<u32>) -> Option<u32> {
+        let n = ready.len() as u32;
+        match sched {
+            "gto" => {
+                if let Some(l) = last.filter(|&l| ready[l as usize]) {
+                    return Some(l);
+                }
+                let mut best: Option<u32> = None;
+                for w in 0..n {
+                    if ready[w as usize] && best.is_none_or(|b| ages[w as usize] < ages[b as usize]) {
+                        best = Some(w);
+                    }
+                }
+                best
+            }
+            _ => {
+                let start = last.map_or(0, |l| l + 1);
+                (0..n).map(|k| (start + k) % n).find(|&w| ready[w as usize])
+            }
+        }
+    }
+
+    #[test]
+    fn schedulers_match_a_step_by_step_reference() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for sched in ["gto", "lrr"] {
+            for _ in 0..200 {
+                let n = rng.gen_range(1..9u32);
+                let (mut s, mut warps) = sm(sched, n);
+                let mut last = None;
+                for t in 0..20u64 {
+                    for w in warps.iter_mut() {
+                        w.ready_at = if rng.gen_bool(0.5) { t } else { t + 1 };
+                    }
+                    let ready: Vec<bool> = warps.iter().map(|w| w.ready_at <= t).collect();
+                    let ages: Vec<u64> = warps.iter().map(|w| w.age).collect();
+                    let want = reference(sched, &ready, &ages, last);
+                    let got = s.pick(&warps, t);
+                    assert_eq!(got, want, "{sched} at {t}: ready {ready:?}, last {last:?}");
+                    if got.is_some() {
+                        last = got;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_take_and_give_back_resources() {
+        let g = GpuSpec { max_warps_per_sm: 4, max_threads_per_sm: 128, ..GpuSpec::default() };
+        let mut s = Sm::new(0, 0, &g);
+        assert!(s.has_room(2, 64, 1000, 0));
+        let b = s.take_block(2, 64, 1000, 0);
+        s.take_block(2, 64, 1000, 0);
+        assert!(!s.has_room(1, 32, 0, 0), "threads are used up");
+        s.free_block(b, 2, 64, 1000, 0, 0);
+        assert!(s.has_room(2, 64, 1000, 0) == (s.free_warps.len() >= 2));
+    }
+}

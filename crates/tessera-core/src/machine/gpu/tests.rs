@@ -1,0 +1,203 @@
+//! The GPU machine against analytic cases, references and its own runs.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::workload::gpu::{Allocation, Kernel, ThreadBlock, WarpInst, WarpTrace};
+
+/// The `mosaic_gpu` preset with `overrides`.
+pub(crate) fn spec(overrides: &[&str]) -> Spec {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu".into()), &o).unwrap()
+}
+
+/// An application of hand-made kernels over one allocation.
+pub(crate) struct Handmade {
+    allocs: Vec<Allocation>,
+    kernels: std::vec::IntoIter<Kernel>,
+}
+
+impl KernelSource for Handmade {
+    fn allocations(&self) -> &[Allocation] {
+        &self.allocs
+    }
+    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
+        Ok(self.kernels.next())
+    }
+}
+
+const BASE: u64 = 0x7f00_0000_0000;
+
+/// One kernel of one block whose warps run `warps` (instruction, lane addresses) lists.
+fn kernel(warps: Vec<Vec<(WarpInst, Vec<u64>)>>) -> Kernel {
+    let n = warps.len() as u32;
+    let warps = warps
+        .into_iter()
+        .map(|insts| {
+            let mut t = WarpTrace::default();
+            for (i, a) in insts {
+                t.push(i, &a);
+            }
+            t.push(WarpInst::compute(0xff0, 1, Op::Exit), &[]);
+            t
+        })
+        .collect();
+    Kernel {
+        name: "handmade".into(),
+        id: 1,
+        grid: [1, 1, 1],
+        block: [32 * n, 1, 1],
+        shmem_bytes: 0,
+        regs_per_thread: 8,
+        blocks: vec![ThreadBlock { index: [0, 0, 0], warps }],
+    }
+}
+
+fn load(addr: u64) -> (WarpInst, Vec<u64>) {
+    (WarpInst { pc: 0, mask: 1, op: Op::Load, space: Space::Global, size: 4 }, vec![addr])
+}
+
+fn app(bytes: u64, kernels: Vec<Kernel>) -> GpuApp {
+    let allocs = vec![Allocation { name: "data".into(), base: BASE, bytes }];
+    GpuApp { name: "handmade".into(), source: Box::new(Handmade { allocs, kernels: kernels.into_iter() }) }
+}
+
+fn builtin(name: &str, params: &[(&str, &str)]) -> GpuApp {
+    let p: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    GpuApp::builtin(name, &p, 1).unwrap()
+}
+
+#[test]
+fn one_warps_dependent_loads_each_take_the_load_to_use_latency() {
+    // Resident data, ideal TLB: each load misses L1 and L2 (distinct lines)
+    // and is served by DRAM: L1 (1) + L2 (10) + DRAM (100) + burst (128 B / 32 B = 4).
+    let s = spec(&["gpu.sms=1", "gpu.ideal_tlb=true", "gpu.paging=\"resident\""]);
+    let n = 20u64;
+    let loads = (0..n).map(|i| load(BASE + i * 4096)).collect();
+    let m = run_apps(&s, vec![app(n * 4096, vec![kernel(vec![loads])])], 1).unwrap();
+    let per_load = 1 + 10 + 100 + 4;
+    // The EXIT issues when the last load's data is back.
+    assert_eq!(m.cycles(), n * per_load);
+    let st = m.stats();
+    assert_eq!(st.get("gpu.apps.0.warp_instructions"), n + 1);
+    assert_eq!(st.get("gpu.walker.walks"), 0, "the ideal TLB walks nothing");
+    assert_eq!(st.get("gpu.stall.memory"), n * per_load);
+}
+
+#[test]
+fn with_one_warp_a_walk_takes_the_sum_of_its_references() {
+    // One load to a resident page: L1 TLB (1), L2 TLB (10), four walk
+    // references each missing the L2 (10 + 100 + 4), then the data (115).
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\""]);
+    let m = run_apps(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.walker.walks"), 1);
+    assert_eq!(st.get("gpu.walker.refs"), 4);
+    assert_eq!(st.get("gpu.walker.walk_cycles"), 4 * 114);
+    assert_eq!(m.cycles(), 1 + 10 + 4 * 114 + 115);
+}
+
+#[test]
+fn a_far_fault_costs_its_latency_and_a_replayed_walk() {
+    let s = spec(&["gpu.sms=1"]);
+    let m = run_apps(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.paging.faults"), 1);
+    assert_eq!(st.get("gpu.walker.walks"), 2, "the walk that faulted, and its replay");
+    assert_eq!(st.get("gpu.walker.faults"), 1);
+    let fault = (55.0f64 * 1020.0).round() as u64;
+    assert!(m.cycles() > fault && m.cycles() < fault + 2000, "{}", m.cycles());
+    assert!(st.get("gpu.stall.far_fault") >= fault);
+}
+
+#[test]
+fn misses_to_one_page_walk_once_and_faults_to_one_page_coalesce() {
+    // Eight warps load eight lines of one page at once.
+    let s = spec(&["gpu.sms=1"]);
+    let warps = (0..8).map(|i| vec![load(BASE + i * 128)]).collect();
+    let m = run_apps(&s, vec![app(4096, vec![kernel(warps)])], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.paging.faults"), 1);
+    assert_eq!(st.get("gpu.walker.walks"), 2);
+    assert_eq!(st.get("gpu.l1_tlb.mshr_merges"), 7);
+}
+
+#[test]
+fn builtin_kernels_run_to_their_end_deterministically() {
+    let s = spec(&["gpu.sms=4"]);
+    let run = || run_apps(&s, vec![builtin("vector_add", &[("n", "20000")])], 1).unwrap().stats();
+    let (a, b) = (run(), run());
+    assert_eq!(a.counters, b.counters);
+    let mut src = crate::workload::gpu::kernels::build("vector_add", &[("n".to_string(), "20000".to_string())].into(), 1).unwrap();
+    let mut want = 0;
+    while let Some(k) = src.next_kernel().unwrap() {
+        want += k.warp_insts();
+    }
+    assert_eq!(a.get("gpu.apps.0.warp_instructions"), want);
+    // Three buffers of 80 000 bytes laid end to end (each rounded to 256
+    // bytes): every 4 KiB page they span faults once.
+    assert_eq!(a.get("gpu.paging.faults"), (3 * 80128u64).div_ceil(4096));
+}
+
+#[test]
+fn the_ideal_tlb_removes_every_walk_and_is_no_slower() {
+    let base = spec(&["gpu.sms=4", "gpu.paging=\"resident\""]);
+    let ideal = spec(&["gpu.sms=4", "gpu.paging=\"resident\"", "gpu.ideal_tlb=true"]);
+    let a = run_apps(&base, vec![builtin("gups", &[("table", "8MiB"), ("threads", "4096")])], 1).unwrap();
+    let b = run_apps(&ideal, vec![builtin("gups", &[("table", "8MiB"), ("threads", "4096")])], 1).unwrap();
+    assert!(a.stats().get("gpu.walker.walks") > 0);
+    assert_eq!(b.stats().get("gpu.walker.walks"), 0);
+    assert!(b.cycles() < a.cycles(), "ideal {} against {}", b.cycles(), a.cycles());
+}
+
+#[test]
+fn applications_share_the_gpu_in_their_own_address_spaces() {
+    let s = spec(&["gpu.sms=4"]);
+    let m = run_apps(&s, vec![builtin("vector_add", &[("n", "5000")]), builtin("vector_add", &[("n", "5000")])], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.apps.0.sms"), 2);
+    assert_eq!(st.get("gpu.apps.1.sms"), 2);
+    assert_eq!(st.get("gpu.apps.0.warp_instructions"), st.get("gpu.apps.1.warp_instructions"));
+    // Same virtual addresses, different address spaces: each faults its own pages.
+    assert_eq!(st.get("gpu.paging.faults"), 2 * 3 * 5);
+}
+
+#[test]
+fn large_pages_fault_less_and_bloat_memory() {
+    let small = run_apps(&spec(&["gpu.sms=2"]), vec![builtin("vector_add", &[("n", "5000")])], 1).unwrap().stats();
+    let large = run_apps(&spec(&["gpu.sms=2", "physmem.page_size=\"thp\""]), vec![builtin("vector_add", &[("n", "5000")])], 1).unwrap().stats();
+    assert!(large.get("gpu.paging.faults") < small.get("gpu.paging.faults"));
+    assert_eq!(large.get("gpu.apps.0.touched_bytes"), small.get("gpu.apps.0.touched_bytes"));
+    assert!(large.get("gpu.apps.0.mapped_bytes") >= 2 << 20);
+    assert!(large.derived["gpu.bloat.ratio"] > small.derived["gpu.bloat.ratio"]);
+}
+
+#[test]
+fn bad_gpu_configs_and_applications_are_clear_errors() {
+    let s = spec(&["gpu.sms=2"]);
+    let three = vec![builtin("vector_add", &[("n", "64")]), builtin("vector_add", &[("n", "64")]), builtin("vector_add", &[("n", "64")])];
+    let e = run_apps(&s, three, 1).err().unwrap().to_string();
+    assert!(e.contains("3 applications on 2 SMs"), "{e}");
+    let big = spec(&["gpu.max_threads_per_sm=128"]);
+    let e = run_apps(&big, vec![builtin("vector_add", &[("n", "64")])], 1).err().unwrap().to_string();
+    assert!(e.contains("gpu.max_threads_per_sm") && e.contains("256 threads"), "{e}");
+    let o = vec!["mmu.tlb.x = { level = 1, side = \"data\", page_sizes = [\"4k\"], entries = 4, ways = 4 }".to_string()];
+    let e = crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu".into()), &o).unwrap_err().to_string();
+    assert!(e.contains("mmu.tlb") && e.contains("CPU-only"), "{e}");
+    let o = vec!["gpu.sms=4".to_string()];
+    let e = crate::config::load(&crate::config::ConfigSource::Preset("sandy_bridge".into()), &o).unwrap_err().to_string();
+    assert!(e.contains("`gpu`"), "{e}");
+    let e = crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu".into()), &["gpu.scheduler=\"fifo\"".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("gpu.scheduler") && e.contains("gto"), "{e}");
+    let e = crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu".into()), &["gpu.paging=\"batch\"".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("gpu.paging") && e.contains("demand"), "{e}");
+}
+
+#[test]
+fn both_presets_resolve_and_run() {
+    for preset in ["mosaic_gpu", "uvm_gpu"] {
+        let s = crate::config::load(&crate::config::ConfigSource::Preset(preset.into()), &["gpu.sms=2".to_string()]).unwrap();
+        let m = run_apps(&s, vec![builtin("bfs", &[("scale", "8")])], 1).unwrap();
+        assert!(m.stats().get("gpu.apps.0.warp_instructions") > 0, "{preset}");
+    }
+}
