@@ -51,6 +51,7 @@ from tessera.errors import (
 )
 from tessera.result import Result, load_result
 from tessera import gtsm, results
+from tessera.gpu import simulate_gpu, weighted_speedup
 from tessera.report import reproduce
 from tessera.sweeps import sweep
 
@@ -82,6 +83,8 @@ __all__ = [
     "gpu_kernels",
     "gpu_info",
     "write_gpu_trace",
+    "simulate_gpu",
+    "weighted_speedup",
     "record_workload",
     "bench_workload",
     "reproduce",

@@ -129,6 +129,13 @@ def gpu_info(
     seed: int = ...,
     trace: Optional[str] = ...,
 ) -> dict[str, Any]: ...
+def gpu_simulate(
+    config_kind: str,
+    config_value: str,
+    overrides: list[str],
+    apps: list[tuple[str, str, dict[str, str]]],
+    seed: int = ...,
+) -> dict[str, Any]: ...
 def gtsm_montecarlo(
     parts: list[str],
     seed: int,

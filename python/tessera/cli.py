@@ -236,7 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="a built-in stream: uniform, sequential or hotcold",
     )
-    src.add_argument("--workload", metavar="NAME", help="a built-in workload (see `tessera workloads`)")
+    src.add_argument("--workload", metavar="NAME", help="a built-in workload (see `tessera workloads`; on a GPU machine, a GPU kernel)")
+    src.add_argument(
+        "--apps",
+        metavar="K1,K2,...",
+        help="GPU machines: built-in GPU kernels run together, each in its own address space on its share of the SMs",
+    )
     _add_params(p_run)
     p_run.add_argument(
         "--accesses",
@@ -507,7 +512,17 @@ def cmd_config(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _machine_kind(machine: Any, overrides: Any) -> str:
+    from tessera.config import loads_toml
+
+    return str(loads_toml(api.resolve_config(machine, overrides or [])).get("machine", {}).get("kind", "cpu"))
+
+
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if _machine_kind(_machine(args), args.overrides) == "gpu":
+        return cmd_run_gpu(args, out, err)
+    if args.apps is not None:
+        raise _Usage("--apps runs GPU kernels: choose a GPU machine (--preset mosaic_gpu or uvm_gpu)")
     if args.synthetic is None and (args.accesses is not None or args.footprint is not None):
         raise _Usage("--accesses and --footprint apply only to --synthetic streams")
     if args.workload is None and args.params:
@@ -563,6 +578,43 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         # Quiet drops the summary, not what the run could not measure.
         for w in result.warnings:
             err.print(f"tessera: warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def cmd_run_gpu(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`tessera run` on a GPU machine: GPU applications, not an access stream."""
+    from tessera import gpu
+
+    if args.synthetic is not None or args.accesses is not None or args.footprint is not None:
+        raise _Usage("a GPU machine runs GPU applications: give --apps, --workload KERNEL or --trace DIR (an Accel-Sim trace directory)")
+    if args.warmup is not None:
+        raise _Usage("--warmup applies to CPU machines")
+    if args.params and args.workload is None:
+        raise _Usage("--param applies only to --workload")
+    apps: list[Any]
+    if args.apps is not None:
+        apps = [a.strip() for a in args.apps.split(",") if a.strip()]
+        if not apps:
+            raise _Usage("--apps needs at least one GPU kernel name")
+    elif args.workload is not None:
+        apps = [{"kernel": args.workload, "params": _params(args.params)}]
+    else:
+        apps = [{"trace": args.trace}]
+    fmt = args.format
+    if args.out is not None:
+        fmt = fmt or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
+        check_output_file("--out", args.out)
+    elif fmt is not None:
+        raise _Usage("--format needs --out FILE")
+    if should_show(sys.stderr, args.quiet):
+        err.print(f"tessera: running {len(apps)} GPU application(s) on {_machine(args)}...", markup=False, highlight=False)
+    result = gpu.simulate_gpu(_machine(args), apps, overrides=args.overrides, seed=args.seed)
+    if args.out is not None:
+        result.save(args.out, fmt)
+    if not args.quiet:
+        summary.print_result(result, out, all_stats=args.all)
+        if args.out is not None:
+            err.print(f"wrote {args.out}", markup=False, highlight=False)
     return EXIT_OK
 
 

@@ -124,6 +124,10 @@ def summary_tables(result: Result) -> list[Any]:
     """The readable summary: run totals, TLBs (with shadow structures and
     mosaic counters), walks, bounds, caches, memory, memory pressure, the
     Iceberg allocator, and the run's warnings."""
+    from tessera.summary_gpu import gpu_tables, is_gpu
+
+    if is_gpu(result):
+        return gpu_tables(result)
     s = result.stats
     timed = _timed(result)
     tables: list[Any] = []

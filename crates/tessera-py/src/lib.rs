@@ -307,6 +307,66 @@ fn gpu_info(
     convert::to_python(py, &s)
 }
 
+/// Run GPU applications together on a GPU machine. Each app is
+/// `(kind, value, params)`: `("kernel", name, params)` for a built-in GPU
+/// kernel, `("trace", dir, {})` for an Accel-Sim trace directory. Returns
+/// the result dict of `simulate`, with `apps` (name, warp and thread
+/// instructions, cycles per application).
+#[pyfunction]
+#[pyo3(signature = (config_kind, config_value, overrides, apps, seed=0))]
+fn gpu_simulate<'py>(
+    py: Python<'py>,
+    config_kind: &str,
+    config_value: String,
+    overrides: Vec<String>,
+    apps: Vec<(String, String, BTreeMap<String, String>)>,
+    seed: u64,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use pyo3::types::PyDict;
+    use tessera_core::machine::gpu::{run_apps, GpuApp};
+    let source_cfg = convert::config_source(config_kind, config_value)?;
+    let spec = tessera_core::config::load(&source_cfg, &overrides).py_err(py)?;
+    let mut described = Vec::new();
+    let outcome = py.allow_threads(|| {
+        let mut built = Vec::new();
+        for (kind, value, params) in &apps {
+            match kind.as_str() {
+                "kernel" => built.push(GpuApp::builtin(value, params, seed)?),
+                "trace" => {
+                    let r = tessera_core::trace::accelsim::AccelsimReader::open(std::path::Path::new(value))?;
+                    built.push(GpuApp { name: value.clone(), source: Box::new(r) });
+                }
+                other => {
+                    return Err(tessera_core::error::Error::config_allowed("apps", format!("unknown application kind \"{other}\""), &["kernel", "trace"]))
+                }
+            }
+        }
+        described = apps.iter().map(|(k, v, _)| format!("{k}:{v}")).collect();
+        let m = run_apps(&spec, built, seed)?;
+        Ok((m.stats(), m.app_results()))
+    });
+    let (stats, results) = outcome.py_err(py)?;
+    let (counters, derived) = convert::stats_to_py(py, &stats)?;
+    let out = PyDict::new(py);
+    out.set_item("counters", counters)?;
+    out.set_item("derived", derived)?;
+    out.set_item("stats_schema", tessera_core::stats::derived::STATS_SCHEMA)?;
+    let phases = PyDict::new(py);
+    let warp: u64 = results.iter().map(|r| r.1).sum();
+    for (name, records) in [("warmup", 0), ("measured", warp)] {
+        let d = PyDict::new(py);
+        d.set_item("records", records)?;
+        d.set_item("instructions", records)?;
+        phases.set_item(name, d)?;
+    }
+    out.set_item("phases", phases)?;
+    out.set_item("config_toml", spec.to_toml())?;
+    out.set_item("source", format!("gpu apps {}", described.join(" + ")))?;
+    out.set_item("seed", seed)?;
+    out.set_item("version", tessera_core::VERSION)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -318,6 +378,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_write_trace, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_info, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_simulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(derived_docs, m)?)?;
