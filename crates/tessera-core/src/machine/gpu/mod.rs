@@ -194,6 +194,9 @@ pub struct GpuMachine {
     l1_waiters: Vec<(u32, u32)>,
     covered: Vec<u32>,
     faults_done: Vec<FarFault>,
+    /// Pages in the order they missed the L2 TLB, and in the order their walks began (tests).
+    #[cfg(test)]
+    log: (Vec<(Asid, u64)>, Vec<(Asid, u64)>),
 }
 
 /// The run loop for one page-table format, picked once.
@@ -281,6 +284,8 @@ impl GpuMachine {
             l1_waiters: Vec::new(),
             covered: Vec::new(),
             faults_done: Vec::new(),
+            #[cfg(test)]
+            log: Default::default(),
         })
     }
 
@@ -582,6 +587,8 @@ impl GpuMachine {
             self.l2_tlb.stats.mshr_merges += 1;
             return Ok(());
         }
+        #[cfg(test)]
+        self.log.0.push((asid, va >> 12));
         self.walkers.set_state(m, MissState::Queued { since: t });
         self.enqueue_walk::<F>(m, t)
     }
@@ -610,6 +617,8 @@ impl GpuMachine {
     fn start_walk<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, m: u32, t: u64) -> Result<()> {
         let e = self.l2_mshrs.get(m);
         let (asid, va) = (e.asid, e.va);
+        #[cfg(test)]
+        self.log.1.push((asid, va >> 12));
         self.walkers.begin(slot, m, t);
         match self.sys.walk_start::<F>(va, asid, false)? {
             WalkStart::Walk(c) => {

@@ -201,3 +201,28 @@ fn both_presets_resolve_and_run() {
         assert!(m.stats().get("gpu.apps.0.warp_instructions") > 0, "{preset}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// MSHRs and the walker against a queueing reference: every page that
+    /// misses walks exactly once, at most `concurrent` walks are in flight,
+    /// and walks begin in the order their pages missed.
+    #[test]
+    fn every_missed_page_walks_once_at_most_n_at_a_time_in_order(
+        concurrent in 1u32..6,
+        warps in proptest::collection::vec(proptest::collection::vec((0u64..40, 0u64..32), 1..12), 1..24),
+    ) {
+        let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\"", &format!("gpu.walker.concurrent={concurrent}")]);
+        let lists = warps.iter().map(|w| w.iter().map(|&(p, l)| load(BASE + p * 4096 + l * 128)).collect()).collect();
+        let mut m = GpuMachine::build(&s, vec![app(40 * 4096, vec![kernel(lists)])], 1).unwrap();
+        m.run().unwrap();
+        let st = m.stats();
+        let pages: std::collections::BTreeSet<u64> = warps.iter().flatten().map(|&(p, _)| p).collect();
+        proptest::prop_assert_eq!(st.get("gpu.walker.walks"), pages.len() as u64);
+        proptest::prop_assert!(st.get("gpu.walker.peak_walks") <= concurrent as u64);
+        proptest::prop_assert_eq!(&m.log.0, &m.log.1);
+        let walked: std::collections::BTreeSet<u64> = m.log.1.iter().map(|&(_, vpn)| vpn - (BASE >> 12)).collect();
+        proptest::prop_assert_eq!(walked, pages);
+    }
+}
