@@ -186,6 +186,12 @@ COMMANDS: dict[str, Check] = {
     "tessera gpu info bfs --param scale=12": Run(),
     "tessera gpu trace bfs --param scale=12 --xz -o bfs-trace": Run(),
     "tessera gpu info --trace bfs-trace --page-size 2MiB": Run(),
+    "tessera run --preset mosaic_gpu --apps bfs,pagerank": Run(small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),
+    "tessera run --preset mosaic_gpu --set physmem.page_size=thp --workload bfs --param scale=12": Run(
+        small=(("scale=12", "scale=8"),)),
+    "tessera run --preset mosaic_gpu --trace bfs-trace": Run(),
+    "tessera bench --gpu": Skip("times four kernels at their default sizes three times (about half a minute); "
+                                "tests/test_gpu_machine.py runs the machine on the same kernels"),
     "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),
     "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k": Run(),
     "tessera run --config examples/retired_pages.toml --workload gups --param table=1GiB --param updates=200k --set "

@@ -401,6 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
         "on the standard streams and real traces, with equal counters required",
     )
     wsel.add_argument(
+        "--gpu",
+        action="store_true",
+        help="time the GPU machine (mosaic_gpu, GPU-MMU, 4 KiB pages, demand paging) on memory-heavy kernels: "
+        "warp and thread instructions and simulated cycles per second",
+    )
+    wsel.add_argument(
         "--pycachesim",
         action="store_true",
         help="time tlb_only's TLB work against pycachesim's C core on real traces (pip install pycachesim), "
@@ -845,6 +851,10 @@ def cmd_bench(args: argparse.Namespace, out: Console, err: Console) -> int:
         from tessera.cli_bench import cmd_bench_against
 
         return cmd_bench_against(args, out, err)
+    if args.gpu:
+        from tessera.cli_bench import cmd_bench_gpu
+
+        return cmd_bench_gpu(args, out, err)
     if args.pycachesim:
         from tessera.cli_bench import cmd_bench_pycachesim
 

@@ -328,6 +328,7 @@ fn gpu_simulate<'py>(
     let spec = tessera_core::config::load(&source_cfg, &overrides).py_err(py)?;
     let mut described = Vec::new();
     let outcome = py.allow_threads(|| {
+        let t0 = std::time::Instant::now();
         let mut built = Vec::new();
         for (kind, value, params) in &apps {
             match kind.as_str() {
@@ -342,10 +343,12 @@ fn gpu_simulate<'py>(
             }
         }
         described = apps.iter().map(|(k, v, _)| format!("{k}:{v}")).collect();
+        let t1 = std::time::Instant::now();
         let m = run_apps(&spec, built, seed)?;
-        Ok((m.stats(), m.app_results()))
+        let secs = (t1.duration_since(t0).as_secs_f64(), t1.elapsed().as_secs_f64());
+        Ok((m.stats(), m.app_results(), secs))
     });
-    let (stats, results) = outcome.py_err(py)?;
+    let (stats, results, (generate_s, simulate_s)) = outcome.py_err(py)?;
     let (counters, derived) = convert::stats_to_py(py, &stats)?;
     let out = PyDict::new(py);
     out.set_item("counters", counters)?;
@@ -362,6 +365,10 @@ fn gpu_simulate<'py>(
     out.set_item("phases", phases)?;
     out.set_item("config_toml", spec.to_toml())?;
     out.set_item("source", format!("gpu apps {}", described.join(" + ")))?;
+    let wall = PyDict::new(py);
+    wall.set_item("generate_s", generate_s)?;
+    wall.set_item("simulate_s", simulate_s)?;
+    out.set_item("wall", wall)?;
     out.set_item("seed", seed)?;
     out.set_item("version", tessera_core::VERSION)?;
     Ok(out)

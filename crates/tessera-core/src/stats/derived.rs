@@ -226,7 +226,11 @@ pub fn compare(base: &Stats, other: &Stats) -> Result<Comparison> {
 /// metrics NaN. The names are exactly those of every run of this machine.
 pub fn stat_docs(spec: &Spec) -> Result<Stats> {
     // A run adds its host-memory gauge where the counting allocator is installed.
-    let stats = crate::machine::Machine::build(spec, 0)?.stats();
+    let stats = if spec.machine.kind == "gpu" {
+        crate::machine::gpu::GpuMachine::stat_docs(spec)?
+    } else {
+        crate::machine::Machine::build(spec, 0)?.stats()
+    };
     Ok(match crate::host_memory::RunMemory::begin().peak_bytes() {
         Some(_) => crate::run::with_peak_heap(stats, 0),
         None => stats,

@@ -931,6 +931,26 @@ impl GpuMachine {
     }
 }
 
+/// An application with no buffers and no kernels (for listing a machine's stats).
+struct NoKernels;
+
+impl KernelSource for NoKernels {
+    fn allocations(&self) -> &[crate::workload::gpu::Allocation] {
+        &[]
+    }
+    fn next_kernel(&mut self) -> Result<Option<Kernel>> {
+        Ok(None)
+    }
+}
+
+impl GpuMachine {
+    /// Every stat a run of one application on `spec` reports, at zero.
+    pub fn stat_docs(spec: &Spec) -> Result<Stats> {
+        let app = GpuApp { name: "none".into(), source: Box::new(NoKernels) };
+        Ok(GpuMachine::build(spec, vec![app], 0)?.stats())
+    }
+}
+
 impl GpuApp {
     /// The built-in GPU kernel `name` with `params`, as an application.
     pub fn builtin(name: &str, params: &std::collections::BTreeMap<String, String>, seed: u64) -> Result<GpuApp> {
