@@ -98,7 +98,9 @@ def test_coalescing_l2_tlb_counts_coalesced_hits():
         ({"os.eviction": "fifo", "os.swap": {"capacity": "1GiB"}}, "os.eviction"),
         ({"mmu.tlb.l2_tlb.organisation": {"kind": "coalescing", "group": 3}}, "group"),
         ({"pagetable.format": {"kind": "radix", "bits": [9, 9], "va_bits": 48}}, "pagetable.format"),
-        ({"machine.kind": "gpu"}, "machine.kind"),
+        ({"machine.kind": "tpu"}, "machine.kind"),
+        # A CPU preset turned into a GPU keeps its CPU TLBs: refused by name.
+        ({"machine.kind": "gpu"}, "mmu.tlb"),
     ],
 )
 def test_bad_keys_are_config_errors_naming_the_key(overrides, key):
@@ -128,6 +130,6 @@ def test_pressure_run_through_the_cli(cli, tmp_path):
 
 def test_bad_key_through_the_cli_exits_non_zero(cli):
     r = cli("run", "--preset", "tlb_only", "--synthetic", "uniform", "--accesses", "1000", "--set",
-            "machine.kind=gpu", "-q")
+            "machine.kind=tpu", "-q")
     assert r.code != 0
     assert "machine.kind" in r.err

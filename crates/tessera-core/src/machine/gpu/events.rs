@@ -44,6 +44,15 @@ impl EventQueue {
         self.heap.pop().map(|Reverse((c, _, e))| (c, e))
     }
 
+    /// The earliest event if it is before `cycle`, removed.
+    #[inline]
+    pub fn pop_before(&mut self, cycle: u64) -> Option<(u64, Event)> {
+        match self.heap.peek() {
+            Some(Reverse((c, _, _))) if *c < cycle => self.pop(),
+            _ => None,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }

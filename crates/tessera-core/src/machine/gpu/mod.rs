@@ -64,7 +64,7 @@ use self::memory::GpuMemory;
 use self::paging::{FarFault, FaultPath, PagingCtx};
 use self::sm::{Sm, Warp};
 use self::spec::GpuSpec;
-use self::tlbs::{Mshrs, TlbLevel};
+use self::tlbs::{Mshrs, Shootdowns, TlbLevel};
 use self::walkers::{MissState, Walkers};
 use crate::addr::{Asid, PageSize};
 use crate::config::Spec;
@@ -155,10 +155,13 @@ struct GpuStats {
 struct GpuTlbs<'a> {
     l1: &'a mut [TlbLevel],
     l2: &'a mut TlbLevel,
+    log: &'a mut Shootdowns,
+    now: u64,
 }
 
 impl Shootdown for GpuTlbs<'_> {
     fn shoot_down(&mut self, va: u64, size: PageSize, asid: Asid) -> u64 {
+        self.log.record(self.now, asid, va, size);
         let mut n = self.l2.invalidate(asid, va, size);
         for t in self.l1.iter_mut() {
             n += t.invalidate(asid, va, size);
@@ -177,6 +180,10 @@ pub struct GpuMachine {
     l1_mshrs: Vec<Mshrs<PageWaiter>>,
     l2_mshrs: Mshrs<(u32, u32)>,
     walkers: Walkers,
+    shootdowns: Shootdowns,
+    /// Stale fills dropped (their access translated again).
+    stale_fills: u64,
+    started: bool,
     paging: AnyFaultPath,
     /// Pages whose far fault is being serviced: (asid, first byte) -> cycle usable.
     in_flight: FxHashMap<(Asid, u64), u64>,
@@ -203,7 +210,7 @@ pub struct GpuMachine {
 struct RunPath;
 
 impl FormatVisitor for RunPath {
-    type Out = fn(&mut GpuMachine) -> Result<()>;
+    type Out = fn(&mut GpuMachine, u64) -> Result<bool>;
     fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _: &F) -> Self::Out {
         GpuMachine::run_with::<F>
     }
@@ -269,6 +276,9 @@ impl GpuMachine {
             l1_tlbs,
             l2_tlb,
             l2_mshrs: Mshrs::default(),
+            shootdowns: Shootdowns::default(),
+            stale_fills: 0,
+            started: false,
             paging,
             in_flight: FxHashMap::default(),
             poll_at: None,
@@ -295,20 +305,37 @@ impl GpuMachine {
 
     /// Run every application to its end.
     pub fn run(&mut self) -> Result<()> {
-        let run = self.sys.page_table().format().visit(RunPath);
-        run(self)
+        self.run_until(u64::MAX).map(|_| ())
     }
 
-    fn run_with<F: PageTableFormat + Member<AnyFormat>>(&mut self) -> Result<()> {
-        if self.paging.premaps() {
+    /// Run the events of cycles before `cycle`; true once every
+    /// application has ended.
+    pub fn run_until(&mut self, cycle: u64) -> Result<bool> {
+        let run = self.sys.page_table().format().visit(RunPath);
+        run(self, cycle)
+    }
+
+    /// Shoot the page of `size` at `va` in `asid` down from every TLB (the
+    /// L2 TLB and every SM's L1 TLB) now; a walk of it in flight is not
+    /// filled. Returns the entries removed. For mechanisms that move or
+    /// unmap pages (compaction, eviction).
+    pub fn shoot_down(&mut self, va: u64, size: PageSize, asid: Asid) -> u64 {
+        GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now }.shoot_down(va, size, asid)
+    }
+
+    fn run_with<F: PageTableFormat + Member<AnyFormat>>(&mut self, until: u64) -> Result<bool> {
+        if !self.started {
+            self.started = true;
+            if self.paging.premaps() {
+                for a in 0..self.apps.len() {
+                    self.premap(a)?;
+                }
+            }
             for a in 0..self.apps.len() {
-                self.premap(a)?;
+                self.next_kernel(a, 0)?;
             }
         }
-        for a in 0..self.apps.len() {
-            self.next_kernel(a, 0)?;
-        }
-        while let Some((t, e)) = self.events.pop() {
+        while let Some((t, e)) = self.events.pop_before(until) {
             debug_assert!(t >= self.now, "event at {t} before now {}", self.now);
             self.now = t;
             match e {
@@ -346,6 +373,9 @@ impl GpuMachine {
                 }
             }
         }
+        if !self.events.is_empty() {
+            return Ok(false);
+        }
         if let Some(a) = self.apps.iter().find(|a| !a.done) {
             return Err(Error::Workload {
                 name: a.name.clone(),
@@ -356,7 +386,7 @@ impl GpuMachine {
                 ),
             });
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Map every allocation of application `a` before its first kernel.
@@ -367,7 +397,7 @@ impl GpuMachine {
             let mut va = base & !4095;
             while va < base + bytes {
                 if self.sys.peek(va, asid).is_none() {
-                    let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb };
+                    let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                     self.sys.service_fault(va, asid, &mut tlbs)?;
                     let (_, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                     self.apps[a].mapped[size.index()] += 1;
@@ -656,8 +686,22 @@ impl GpuMachine {
     /// Walker slot `slot`'s walk ended at `t` with `r`: free the slot for
     /// the next queued miss, and act on what it found.
     fn end_walk<F: PageTableFormat + Member<AnyFormat>>(&mut self, slot: u32, r: WalkResult, t: u64) -> Result<()> {
+        let started = self.walkers.started(slot);
         let m = self.walkers.end(slot, t);
-        self.walk_found(m, r, t)?;
+        let e = self.l2_mshrs.get(m);
+        if !self.shootdowns.is_empty() && self.shootdowns.stale(e.asid, e.va, started) {
+            // A shootdown hit the page while the walk was reading it: drop the fill, walk again.
+            self.stale_fills += 1;
+            self.walkers.set_state(m, MissState::Queued { since: t });
+            self.walkers.queue(m);
+        } else {
+            self.walk_found(m, r, t)?;
+        }
+        if let Some(oldest) = self.walkers.oldest_start() {
+            self.shootdowns.forget_before(oldest);
+        } else {
+            self.shootdowns.forget_before(t + 1);
+        }
         while let Some(next) = self.walkers.next_queued() {
             if let MissState::Queued { .. } = self.walkers.state(next) {
                 return self.start_walk::<F>(slot, next, t);
@@ -685,7 +729,7 @@ impl GpuMachine {
                 Ok(())
             }
             WalkResult::Fault { .. } => {
-                let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb };
+                let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                 self.sys.service_fault(va, asid, &mut tlbs)?;
                 let (pfn_base, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                 let a = asid as usize - 1;
@@ -923,6 +967,7 @@ impl GpuMachine {
         v.gauge("l1_tlb.mshr_peak", peak_l1, "entries", "most L1 TLB misses on their way at once in one SM");
         v.gauge("l2_tlb.mshr_peak", self.l2_mshrs.peak, "entries", "most L2 TLB misses on their way at once");
         self.walkers.visit(&mut Prefixed::new("walker", v));
+        v.counter("walker.stale_fills", self.stale_fills, "walks", "walks whose page a shootdown invalidated while they read it: not filled, walked again");
         {
                 let mut p = Prefixed::new("paging", v);
             self.paging.visit_stats(&mut p);

@@ -98,6 +98,21 @@ fn with_one_warp_a_walk_takes_the_sum_of_its_references() {
 }
 
 #[test]
+fn a_walk_whose_page_is_shot_down_in_flight_is_not_filled_and_walks_again() {
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\""]);
+    let mut m = GpuMachine::build(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();
+    // The walk runs from cycle 11 to 467 (see the test above).
+    assert!(!m.run_until(100).unwrap());
+    m.shoot_down(BASE, PageSize::Size4K, 1);
+    assert!(m.run_until(u64::MAX).unwrap());
+    let st = m.stats();
+    assert_eq!(st.get("gpu.walker.stale_fills"), 1);
+    assert_eq!(st.get("gpu.walker.walks"), 2);
+    // The second walk finds the table's lines in the L2 (10 cycles each).
+    assert_eq!(m.cycles(), 1 + 10 + 4 * 114 + 4 * 10 + 115);
+}
+
+#[test]
 fn a_far_fault_costs_its_latency_and_a_replayed_walk() {
     let s = spec(&["gpu.sms=1"]);
     let m = run_apps(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();

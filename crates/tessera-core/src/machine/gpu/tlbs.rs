@@ -252,6 +252,39 @@ impl<W> Mshrs<W> {
     }
 }
 
+/// Shootdowns the machine has made, so a translation a walk read before
+/// one of them is not filled after it: hardware drops a fill whose page a
+/// shootdown invalidated while the walk was in flight, and the access
+/// translates again.
+#[derive(Clone, Debug, Default)]
+pub struct Shootdowns {
+    /// (cycle, asid, first byte, bytes), oldest first.
+    log: std::collections::VecDeque<(u64, Asid, u64, u64)>,
+}
+
+impl Shootdowns {
+    /// The page of `size` at `va` in `asid` was shot down at `t`.
+    pub fn record(&mut self, t: u64, asid: Asid, va: u64, size: PageSize) {
+        self.log.push_back((t, asid, va & !(size.bytes() - 1), size.bytes()));
+    }
+
+    /// Whether a shootdown at or after `since` covers `va` in `asid`.
+    pub fn stale(&self, asid: Asid, va: u64, since: u64) -> bool {
+        self.log.iter().rev().take_while(|e| e.0 >= since).any(|&(_, a, base, bytes)| a == asid && va >= base && va - base < bytes)
+    }
+
+    /// Forget shootdowns before `t` (no walk in flight started earlier).
+    pub fn forget_before(&mut self, t: u64) {
+        while self.log.front().is_some_and(|e| e.0 < t) {
+            self.log.pop_front();
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.log.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +316,18 @@ mod tests {
         let mut t = level(10, 2);
         assert_eq!([t.port(5), t.port(5), t.port(5), t.port(5), t.port(5)], [5, 5, 6, 6, 7]);
         assert_eq!(t.port(20), 20);
+    }
+
+    #[test]
+    fn a_shootdown_after_a_walk_began_makes_its_fill_stale() {
+        let mut s = Shootdowns::default();
+        s.record(100, 1, 0x20_1000, PageSize::Size2M);
+        assert!(s.stale(1, 0x20_5000, 50), "the walk began before the shootdown");
+        assert!(!s.stale(1, 0x20_5000, 101), "the walk began after it");
+        assert!(!s.stale(2, 0x20_5000, 50), "another address space");
+        assert!(!s.stale(1, 0x40_0000, 50), "another page");
+        s.forget_before(101);
+        assert!(s.is_empty());
     }
 
     #[test]

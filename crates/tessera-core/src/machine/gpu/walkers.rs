@@ -148,6 +148,16 @@ impl Walkers {
         s.miss
     }
 
+    /// The cycle slot `slot`'s walk began.
+    pub fn started(&self, slot: u32) -> u64 {
+        self.slots[slot as usize].started
+    }
+
+    /// The earliest start of a walk in flight, if any.
+    pub fn oldest_start(&self) -> Option<u64> {
+        self.slots.iter().filter(|s| s.cursor.is_some()).map(|s| s.started).min()
+    }
+
     #[inline]
     pub fn slot_mut(&mut self, slot: u32) -> &mut WalkSlot {
         &mut self.slots[slot as usize]
