@@ -533,13 +533,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise _Usage("--accesses and --footprint apply only to --synthetic streams")
     if args.workload is None and args.params:
         raise _Usage("--param applies only to --workload")
-    fmt = args.format
-    if args.out is not None:
-        out_path = Path(args.out)
-        fmt = fmt or ("csv" if out_path.suffix.lower() == ".csv" else "json")
-        check_output_file("--out", args.out)
-    elif fmt is not None:
-        raise _Usage("--format needs --out FILE")
+    fmt = _result_format(args)
 
     synthetic = None
     if args.synthetic is not None:
@@ -574,6 +568,22 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         result = run(None)
 
+    return _emit_result(result, args, fmt, out, err)
+
+
+def _result_format(args: argparse.Namespace) -> Optional[str]:
+    """The format of `--out` (checked writable), or None without it."""
+    fmt: Optional[str] = args.format
+    if args.out is not None:
+        fmt = fmt or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
+        check_output_file("--out", args.out)
+    elif fmt is not None:
+        raise _Usage("--format needs --out FILE")
+    return fmt
+
+
+def _emit_result(result: Any, args: argparse.Namespace, fmt: Optional[str], out: Console, err: Console) -> int:
+    """Save the result if asked, and print its summary (or, quiet, its warnings)."""
     if args.out is not None:
         result.save(args.out, fmt)
     if not args.quiet:
@@ -606,22 +616,11 @@ def cmd_run_gpu(args: argparse.Namespace, out: Console, err: Console) -> int:
         apps = [{"kernel": args.workload, "params": _params(args.params)}]
     else:
         apps = [{"trace": args.trace}]
-    fmt = args.format
-    if args.out is not None:
-        fmt = fmt or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
-        check_output_file("--out", args.out)
-    elif fmt is not None:
-        raise _Usage("--format needs --out FILE")
+    fmt = _result_format(args)
     if should_show(sys.stderr, args.quiet):
         err.print(f"tessera: running {len(apps)} GPU application(s) on {_machine(args)}...", markup=False, highlight=False)
     result = gpu.simulate_gpu(_machine(args), apps, overrides=args.overrides, seed=args.seed)
-    if args.out is not None:
-        result.save(args.out, fmt)
-    if not args.quiet:
-        summary.print_result(result, out, all_stats=args.all)
-        if args.out is not None:
-            err.print(f"wrote {args.out}", markup=False, highlight=False)
-    return EXIT_OK
+    return _emit_result(result, args, fmt, out, err)
 
 
 def cmd_record(args: argparse.Namespace, err: Console) -> int:
