@@ -4,14 +4,15 @@
 //!
 //! ## What it models
 //! Each kernel is the CUDA kernel a GPU benchmark suite runs (CUDA samples,
-//! Rodinia, Lonestar-GPU, HPCC), written once against the warp emitter
-//! ([`simt`]): the kernel's code is walked per warp, the lanes' real work is
-//! done on the host for the active lanes, and branches and loops narrow the
-//! mask as the lanes' data decides. Buffers are allocated cudaMalloc-style
-//! ([`super::Allocator`]) from [`HEAP_BASE`] before the first kernel, in the
-//! order each module documents; its launches follow one another as the
-//! application's host loop issues them. Each module documents its launch
-//! geometry and its instructions per thread, so IPC means something.
+//! Rodinia, Lonestar-GPU, GraphBIG, HPCC), written once against the warp
+//! emitter ([`simt`]): the kernel's code is walked per warp, the lanes' real
+//! work is done on the host for the active lanes, and branches and loops
+//! narrow the mask as the lanes' data decides. Buffers are allocated
+//! cudaMalloc-style ([`super::Allocator`]) from [`HEAP_BASE`] before the
+//! first kernel, in the order each module documents; its launches follow one
+//! another as the application's host loop issues them. Each module documents
+//! its launch geometry and its instructions per thread, so IPC means
+//! something.
 //!
 //! ## Choices
 //! - Parameters are strict and documented ([`Params`]), as for the CPU
@@ -50,6 +51,8 @@ macro_rules! launches {
 pub mod simt;
 
 pub mod bfs;
+pub mod bfs_data;
+pub mod bfs_warp;
 pub mod gups;
 pub mod histogram;
 pub mod hotspot;
@@ -98,6 +101,8 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     pagerank::INFO,
     matrix_multiply::INFO,
     hotspot::INFO,
+    bfs_warp::INFO,
+    bfs_data::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -298,6 +303,7 @@ pub(crate) mod tests {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
                 "bfs" | "pagerank" | "spmv_csr" => &[("scale", "8")],
+                "bfs_warp" | "bfs_data" => &[("scale", "8")],
                 "matrix_multiply" | "hotspot" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
