@@ -61,6 +61,7 @@ pub mod pagerank;
 pub mod reduction;
 pub mod scan;
 pub mod spmv_csr;
+pub mod sssp;
 pub mod vector_add;
 
 use std::collections::BTreeMap;
@@ -103,6 +104,7 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     hotspot::INFO,
     bfs_warp::INFO,
     bfs_data::INFO,
+    sssp::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -302,7 +304,7 @@ pub(crate) mod tests {
     fn every_kernel_builds_checks_and_is_deterministic_at_small_sizes() {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
-                "bfs" | "pagerank" | "spmv_csr" => &[("scale", "8")],
+                "bfs" | "pagerank" | "spmv_csr" | "sssp" => &[("scale", "8")],
                 "bfs_warp" | "bfs_data" => &[("scale", "8")],
                 "matrix_multiply" | "hotspot" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
