@@ -53,9 +53,11 @@ pub mod simt;
 pub mod bfs;
 pub mod bfs_data;
 pub mod bfs_warp;
+pub mod graph_coloring;
 pub mod gups;
 pub mod histogram;
 pub mod hotspot;
+pub mod kcore;
 pub mod matrix_multiply;
 pub mod pagerank;
 pub mod reduction;
@@ -105,6 +107,8 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     bfs_warp::INFO,
     bfs_data::INFO,
     sssp::INFO,
+    graph_coloring::INFO,
+    kcore::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -305,7 +309,8 @@ pub(crate) mod tests {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
                 "bfs" | "pagerank" | "spmv_csr" | "sssp" => &[("scale", "8")],
-                "bfs_warp" | "bfs_data" => &[("scale", "8")],
+                "bfs_warp" | "bfs_data" | "graph_coloring" => &[("scale", "8")],
+                "kcore" => &[("scale", "8"), ("k", "4")],
                 "matrix_multiply" | "hotspot" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
