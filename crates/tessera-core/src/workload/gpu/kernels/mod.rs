@@ -50,6 +50,7 @@ macro_rules! launches {
 
 pub mod simt;
 
+pub mod bc;
 pub mod bfs;
 pub mod bfs_data;
 pub mod bfs_warp;
@@ -109,6 +110,7 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     sssp::INFO,
     graph_coloring::INFO,
     kcore::INFO,
+    bc::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -308,7 +310,7 @@ pub(crate) mod tests {
     fn every_kernel_builds_checks_and_is_deterministic_at_small_sizes() {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
-                "bfs" | "pagerank" | "spmv_csr" | "sssp" => &[("scale", "8")],
+                "bfs" | "pagerank" | "spmv_csr" | "sssp" | "bc" => &[("scale", "8")],
                 "bfs_warp" | "bfs_data" | "graph_coloring" => &[("scale", "8")],
                 "kcore" => &[("scale", "8"), ("k", "4")],
                 "matrix_multiply" | "hotspot" => &[("n", "64")],
