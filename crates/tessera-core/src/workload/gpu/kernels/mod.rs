@@ -64,6 +64,7 @@ pub mod pagerank;
 pub mod reduction;
 pub mod scan;
 pub mod spmv_csr;
+pub mod srad;
 pub mod sssp;
 pub mod vector_add;
 
@@ -105,6 +106,7 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     pagerank::INFO,
     matrix_multiply::INFO,
     hotspot::INFO,
+    srad::INFO,
     bfs_warp::INFO,
     bfs_data::INFO,
     sssp::INFO,
@@ -313,7 +315,7 @@ pub(crate) mod tests {
                 "bfs" | "pagerank" | "spmv_csr" | "sssp" | "bc" => &[("scale", "8")],
                 "bfs_warp" | "bfs_data" | "graph_coloring" => &[("scale", "8")],
                 "kcore" => &[("scale", "8"), ("k", "4")],
-                "matrix_multiply" | "hotspot" => &[("n", "64")],
+                "matrix_multiply" | "hotspot" | "srad" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
             };
