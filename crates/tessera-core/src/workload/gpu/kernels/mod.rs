@@ -60,6 +60,7 @@ pub mod histogram;
 pub mod hotspot;
 pub mod kcore;
 pub mod matrix_multiply;
+pub mod needleman_wunsch;
 pub mod pagerank;
 pub mod reduction;
 pub mod scan;
@@ -107,6 +108,7 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     matrix_multiply::INFO,
     hotspot::INFO,
     srad::INFO,
+    needleman_wunsch::INFO,
     bfs_warp::INFO,
     bfs_data::INFO,
     sssp::INFO,
@@ -315,7 +317,7 @@ pub(crate) mod tests {
                 "bfs" | "pagerank" | "spmv_csr" | "sssp" | "bc" => &[("scale", "8")],
                 "bfs_warp" | "bfs_data" | "graph_coloring" => &[("scale", "8")],
                 "kcore" => &[("scale", "8"), ("k", "4")],
-                "matrix_multiply" | "hotspot" | "srad" => &[("n", "64")],
+                "matrix_multiply" | "hotspot" | "srad" | "needleman_wunsch" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
             };
