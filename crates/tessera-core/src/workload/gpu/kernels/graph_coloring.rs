@@ -4,7 +4,7 @@
 //!
 //! ## What it models
 //! Every vertex has a random `u32` priority (`gpu.graph_coloring.priority`;
-//! ties broken by vertex id). Launch `r` (from 0) gives every vertex a
+//! on a tie the lower vertex id is higher, as in GraphBIG). Launch `r` (from 0) gives every vertex a
 //! thread; a thread whose vertex is still uncoloured walks its neighbour
 //! list and stops at the first neighbour that competes (uncoloured, or
 //! coloured `r` in this same launch) with a higher priority. A vertex that
@@ -35,6 +35,8 @@
 //! ## Parameters
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `block` threads per block (default 256).
+
+use std::cmp::Reverse;
 
 use rand::Rng;
 
@@ -110,8 +112,8 @@ impl GraphColoring {
         let n = g.n();
         let grid = n.div_ceil(bs as u64) as u32;
         let (priority, color) = (&self.priority, &mut self.color);
-        // (priority, id): distinct, so exactly one of two neighbours is higher.
-        let rank = |v: u64| (priority[v as usize], v);
+        // Distinct, so exactly one of two neighbours is higher.
+        let rank = |v: u64| (priority[v as usize], Reverse(v));
         let mut more = false;
         let k = launch("graph_coloring", id, [grid, 1, 1], [bs, 1, 1], 0, 18, |[bx, _, _]| {
             let mut block = Block::new([bx, 0, 0], bs);
@@ -200,7 +202,7 @@ mod tests {
             let colors = *c.color.iter().max().unwrap() + 1;
             assert_eq!(ks.len() as u32, colors, "{graph}: one launch per colour");
             // Host Jones-Plassmann: each round colours the local maxima among the uncoloured.
-            let rank = |v: usize| (c.priority[v], v);
+            let rank = |v: usize| (c.priority[v], Reverse(v));
             let mut want = vec![NONE; csr.n()];
             let mut round = 0;
             while want.contains(&NONE) {
