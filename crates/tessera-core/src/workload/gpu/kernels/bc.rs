@@ -323,13 +323,10 @@ impl KernelSource for Bc {
     }
 
     fn next_kernel(&mut self) -> Result<Option<Kernel>> {
-        let phase = self.phase;
-        if phase == Phase::Done {
-            return Ok(None);
-        }
-        let id = self.launches.next_id();
-        let k = match phase {
+        let k = match self.phase {
+            Phase::Done => return Ok(None),
             Phase::Forward(lv) => {
+                let id = self.launches.next_id();
                 let (k, changed) = self.forward(id, lv);
                 self.phase = match (changed, lv) {
                     (true, _) => Phase::Forward(lv + 1),
@@ -340,11 +337,11 @@ impl KernelSource for Bc {
                 k
             }
             Phase::Backward(lv) => {
+                let id = self.launches.next_id();
                 let k = self.backward(id, lv);
                 self.phase = if lv > 1 { Phase::Backward(lv - 1) } else { self.next_source() };
                 k
             }
-            Phase::Done => unreachable!("returned above"),
         };
         Ok(Some(k))
     }
