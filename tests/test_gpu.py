@@ -13,6 +13,7 @@ from tessera.cli import main
 
 KERNELS = {
     "vector_add", "reduction", "scan", "histogram", "spmv_csr", "gups", "bfs", "pagerank", "matrix_multiply", "hotspot",
+    "srad", "needleman_wunsch", "bfs_warp", "bfs_data", "sssp", "graph_coloring", "kcore", "bc",
 }
 
 
@@ -35,6 +36,14 @@ def test_every_kernel_is_listed_with_its_parameters_and_footprint():
     ("pagerank", {"scale": 8, "iterations": 2}),
     ("matrix_multiply", {"n": 32}),
     ("hotspot", {"n": 64, "steps": 2}),
+    ("srad", {"n": 32, "iterations": 1}),
+    ("needleman_wunsch", {"n": 48}),
+    ("bfs_warp", {"scale": 8}),
+    ("bfs_data", {"scale": 8}),
+    ("sssp", {"scale": 8}),
+    ("graph_coloring", {"scale": 7}),
+    ("kcore", {"scale": 8, "k": 4}),
+    ("bc", {"scale": 7, "sources": 1}),
 ])
 def test_a_kernel_and_its_accel_sim_trace_count_the_same(tmp_path: Path, name: str, params: dict):
     written = tessera.write_gpu_trace(name, tmp_path / "t", params, seed=3, xz=name == "bfs")

@@ -4,14 +4,15 @@
 //!
 //! ## What it models
 //! Each kernel is the CUDA kernel a GPU benchmark suite runs (CUDA samples,
-//! Rodinia, Lonestar-GPU, HPCC), written once against the warp emitter
-//! ([`simt`]): the kernel's code is walked per warp, the lanes' real work is
-//! done on the host for the active lanes, and branches and loops narrow the
-//! mask as the lanes' data decides. Buffers are allocated cudaMalloc-style
-//! ([`super::Allocator`]) from [`HEAP_BASE`] before the first kernel, in the
-//! order each module documents; its launches follow one another as the
-//! application's host loop issues them. Each module documents its launch
-//! geometry and its instructions per thread, so IPC means something.
+//! Rodinia, Lonestar-GPU, GraphBIG, HPCC), written once against the warp
+//! emitter ([`simt`]): the kernel's code is walked per warp, the lanes' real
+//! work is done on the host for the active lanes, and branches and loops
+//! narrow the mask as the lanes' data decides. Buffers are allocated
+//! cudaMalloc-style ([`super::Allocator`]) from [`HEAP_BASE`] before the
+//! first kernel, in the order each module documents; its launches follow one
+//! another as the application's host loop issues them. Each module documents
+//! its launch geometry and its instructions per thread, so IPC means
+//! something.
 //!
 //! ## Choices
 //! - Parameters are strict and documented ([`Params`]), as for the CPU
@@ -49,15 +50,23 @@ macro_rules! launches {
 
 pub mod simt;
 
+pub mod bc;
 pub mod bfs;
+pub mod bfs_data;
+pub mod bfs_warp;
+pub mod graph_coloring;
 pub mod gups;
 pub mod histogram;
 pub mod hotspot;
+pub mod kcore;
 pub mod matrix_multiply;
+pub mod needleman_wunsch;
 pub mod pagerank;
 pub mod reduction;
 pub mod scan;
 pub mod spmv_csr;
+pub mod srad;
+pub mod sssp;
 pub mod vector_add;
 
 use std::collections::BTreeMap;
@@ -98,6 +107,14 @@ pub const GPU_KERNELS: &[GpuKernelInfo] = &[
     pagerank::INFO,
     matrix_multiply::INFO,
     hotspot::INFO,
+    srad::INFO,
+    needleman_wunsch::INFO,
+    bfs_warp::INFO,
+    bfs_data::INFO,
+    sssp::INFO,
+    graph_coloring::INFO,
+    kcore::INFO,
+    bc::INFO,
 ];
 
 /// The registered GPU kernel called `name`.
@@ -297,8 +314,10 @@ pub(crate) mod tests {
     fn every_kernel_builds_checks_and_is_deterministic_at_small_sizes() {
         for info in GPU_KERNELS {
             let small: &[(&str, &str)] = match info.name {
-                "bfs" | "pagerank" | "spmv_csr" => &[("scale", "8")],
-                "matrix_multiply" | "hotspot" => &[("n", "64")],
+                "bfs" | "pagerank" | "spmv_csr" | "sssp" | "bc" => &[("scale", "8")],
+                "bfs_warp" | "bfs_data" | "graph_coloring" => &[("scale", "8")],
+                "kcore" => &[("scale", "8"), ("k", "4")],
+                "matrix_multiply" | "hotspot" | "srad" | "needleman_wunsch" => &[("n", "64")],
                 "gups" => &[("table", "64KiB"), ("threads", "1024")],
                 _ => &[("n", "5000")],
             };
