@@ -152,10 +152,9 @@ impl MemorySystem {
     /// Walk `c`'s reference was served in `ref_cycles`: read it and move
     /// on; returns what the walk found once it is over (then counted).
     #[inline]
-    pub fn walk_advance<F: PageTableFormat + Member<AnyFormat>>(&mut self, c: WalkCursor, ref_cycles: u64) -> (WalkCursor, Option<(WalkResult, u64)>) {
+    pub fn walk_advance<F: PageTableFormat + Member<AnyFormat>>(&mut self, mut c: WalkCursor, ref_cycles: u64) -> (WalkCursor, Option<(WalkResult, u64)>) {
         let format = F::of(self.pt.format()).expect("a walk path chosen for another page-table format");
-        let (c, found) = self.walker.advance(format, c, &mut self.mem, ref_cycles);
-        match found {
+        match self.walker.advance(format, &mut c, &mut self.mem, ref_cycles) {
             Some(r) => (c, Some(self.walker.finish(&c, r))),
             None => (c, None),
         }
@@ -168,9 +167,11 @@ impl MemorySystem {
     }
 
     /// The same memory system with every reference of every walk made
-    /// (no host shortcuts): for a machine that serves each one itself.
+    /// (no host shortcuts) and PSC fills that look for an entry another
+    /// walk in flight filled meanwhile ([`Walker::interleaved`]): for a
+    /// machine that serves each reference itself and interleaves walks.
     pub(crate) fn with_every_walk_reference(mut self) -> MemorySystem {
-        self.walker = self.walker.without_shortcuts();
+        self.walker = self.walker.interleaved();
         self
     }
 

@@ -15,6 +15,39 @@
 //! node to start from, so a PDE-cache hit leaves one reference (the PTE), a
 //! PDPTE hit two, and so on. Entries read by a walk fill the caches.
 //!
+//! ## The walk cursor
+//! A walk is a [`WalkCursor`] that advances one reference at a time, so a
+//! machine can keep many walks in flight, queue their references at a shared
+//! cache and charge each one when it is served:
+//! - [`Walker::start`] probes the PSCs and returns the cursor at the first
+//!   entry to read ([`WalkStart::Walk`]), or the whole walk, already counted,
+//!   when a PSC hit ends it with no reference ([`WalkStart::Done`]: a GT-PDE
+//!   held whole);
+//! - [`WalkCursor::next_paddr`] is the physical address of the entry the walk
+//!   reads next;
+//! - [`Walker::advance`] is told that reference was served in `ref_cycles`
+//!   (the caller's cache and timing decide them; `advance` never touches a
+//!   data cache): it reads the entry then, sets its accessed (and a leaf's
+//!   dirty) bit, fills the PSC of a pointer read from memory and moves the
+//!   cursor down a level, or returns what the walk found;
+//! - [`Walker::finish`] counts the ended walk (references, cycles, leaf or
+//!   fault) and returns what it found and its cycles.
+//!
+//! The CPU's [`Walker::walk`] is that loop, each reference served at once by
+//! the data-cache hierarchy; it gives exactly the numbers of the single loop it
+//! replaced, at the same instruction count (`docs/performance.md`, "walk
+//! cursor"). A hand-driven loop gives exactly what `walk` gives (a property
+//! test over every format, `walker/cursor_tests.rs`).
+//!
+//! Walk shortcuts (`Walker::shortcut`) start a walk at a recorded leaf
+//! node and count the references above it without making them; they are
+//! taken only when no number can tell (walks entering at DRAM, no PSCs). A
+//! machine whose walk references meet a shared cache turns them off
+//! ([`Walker::without_shortcuts`], or [`Walker::interleaved`] for walks in
+//! flight together, which also makes PSC fills look for an entry another
+//! walk filled meanwhile), and then every reference is yielded: a full walk
+//! with no PSC hit yields one per level.
+//!
 //! ## Choices where the papers are silent
 //! - Leaf entries (2 MiB/1 GiB pages) are never cached in the PSCs (they go to the TLB).
 //! - A walk that meets a non-present entry stops there (`faulting_walks`); the OS
@@ -133,60 +166,50 @@ pub enum WalkResult {
 /// A walk in progress, between two of its references: where it stands in
 /// the table, and what it has cost so far. A machine that keeps many walks
 /// in flight holds one per walk and serves each reference when it can:
-/// [`Walker::start`], then `next_paddr` and [`Walker::advance`] until it
-/// returns what the walk found, then [`Walker::finish`]. The CPU's
-/// [`Walker::walk`] is that loop with every reference served at once.
+/// [`Walker::start`], then [`WalkCursor::next_paddr`] and
+/// [`Walker::advance`] until it returns what the walk found, then
+/// [`Walker::finish`]. The CPU's [`Walker::walk`] is that loop with every
+/// reference served at once (see the module docs).
+///
+/// The fields a step reads on every reference come first; what the walk's
+/// caller fixed (address, ASID, access kind) stays in the cursor, so a
+/// walk needs nothing else to go on.
 #[derive(Copy, Clone, Debug)]
 pub struct WalkCursor {
     va: u64,
+    /// The node to read next (frame, host slot of its first frame) and its level.
+    node: u64,
+    /// The word the walk reads past padding, in the same node, when
+    /// `padded` (see `PageTableFormat::padding_word`).
+    pad_w: u64,
+    /// References made (or counted by a shortcut) and cycles so far (the
+    /// PSCs' latency included).
+    refs: u64,
+    cycles: u64,
+    slot: u32,
+    level: u32,
     asid: Asid,
     is_write: bool,
     instr: bool,
-    /// The walk's hint key ([`hint_key`]), and whether it started from its hint.
-    key: u64,
-    hinted: bool,
-    /// The node to read next (frame, host slot of its first frame) and its level.
-    node: u64,
-    slot: u32,
-    level: u32,
+    padded: bool,
     /// A large page that keeps its node: the size found above the leaf read last.
     large: Option<PageSize>,
-    /// The walk reads past padding to the entry `pad_w` of the same node
-    /// (see `PageTableFormat::padding_word`).
-    padded: bool,
-    pad_w: u64,
-    /// References made and cycles so far (the PSCs' latency included).
-    pub refs: u64,
-    pub cycles: u64,
 }
 
 /// How a walk begins: at a cursor, or already over (a PSC held the leaf).
 #[derive(Copy, Clone, Debug)]
 pub enum WalkStart {
+    /// The walk's first reference is at `next_paddr`.
     Walk(WalkCursor),
-    /// What the walk found and its cycles; counted.
+    /// What the walk found and its cycles, with no reference; already
+    /// counted (do not [`Walker::finish`] it).
     Done(WalkResult, u64),
 }
 
 impl WalkCursor {
     #[inline(always)]
-    fn at(va: u64, asid: Asid, is_write: bool, instr: bool, key: u64, hinted: bool, (node, slot, level): (u64, u32, u32)) -> WalkCursor {
-        WalkCursor {
-            va,
-            asid,
-            is_write,
-            instr,
-            key,
-            hinted,
-            node,
-            slot,
-            level,
-            large: None,
-            padded: false,
-            pad_w: 0,
-            refs: 0,
-            cycles: 0,
-        }
+    fn at(va: u64, asid: Asid, is_write: bool, instr: bool, (node, slot, level): (u64, u32, u32), refs: u64, cycles: u64) -> WalkCursor {
+        WalkCursor { va, node, pad_w: 0, refs, cycles, slot, level, asid, is_write, instr, padded: false, large: None }
     }
 
     /// The word of the entry read next, in its node.
@@ -208,6 +231,22 @@ impl WalkCursor {
     /// The walk's level to read next (the table's levels count down to 1).
     pub fn level(&self) -> u32 {
         self.level
+    }
+
+    /// References the walk has made so far (with those a shortcut counted).
+    pub fn refs(&self) -> u64 {
+        self.refs
+    }
+
+    /// Cycles the walk has cost so far: the PSCs' latency, each served
+    /// reference's `ref_cycles` and the decodes.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// The address the walk translates.
+    pub fn va(&self) -> u64 {
+        self.va
     }
 }
 
@@ -251,6 +290,10 @@ pub struct Walker {
     hints: Vec<Hint>,
     /// Walks may start at a hint's leaf node ([`Walker::shortcut`]).
     shortcuts: bool,
+    /// Walks may be in flight together ([`Walker::interleaved`]): a PSC
+    /// fill looks for the entry another walk may have filled since this
+    /// walk's probe missed.
+    interleaved: bool,
     /// Walks that started at a hint's leaf node (tests check they happen).
     #[cfg(test)]
     pub(crate) shortcut_walks: u64,
@@ -336,6 +379,7 @@ impl Walker {
             level_slot,
             hints: vec![Hint { key: u64::MAX, epoch: 0, link: 0 }; HINTS],
             shortcuts,
+            interleaved: false,
             #[cfg(test)]
             shortcut_walks: 0,
             whole_hit: None,
@@ -383,9 +427,7 @@ impl Walker {
         };
         let result = loop {
             let ref_cycles = if direct { 0 } else { self.reference(caches, c.next_paddr(format)) };
-            let (next, found) = self.advance(format, c, mem, ref_cycles);
-            c = next;
-            if let Some(r) = found {
+            if let Some(r) = self.advance(format, &mut c, mem, ref_cycles) {
                 break r;
             }
         };
@@ -402,6 +444,13 @@ impl Walker {
     /// `root_slot`) for `va`: the PSC probes (or the host shortcut), and the
     /// cursor at the first entry to read; or the whole walk, counted, when a
     /// PSC hit ends it before any reference (a GT-PDE held whole).
+    ///
+    /// A walk that starts from a shortcut (only with shortcuts on: see
+    /// [`Walker::without_shortcuts`]) starts with `refs()` above zero:
+    /// references to the levels above the leaf node, counted and not
+    /// yielded, each one a reference that enters at DRAM, which the caller
+    /// charges as such (`Walker::walk` charges every reference of such a
+    /// walk at once, after its loop).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn start<F: PageTableFormat>(
@@ -414,22 +463,20 @@ impl Walker {
         instr: bool,
         mem: &PhysMem,
     ) -> WalkStart {
-        let mut refs = 0u64;
-        // A walk that starts from a hint needs not record it again.
-        let mut hinted = false;
         let key = hint_key(va, asid, format.node_shift(1));
-        let (node, slot, level) = if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
+        if let Some((leaf, leaf_slot)) = self.shortcut(key, mem) {
             // The levels above were read and found present with their
             // accessed bits set, and are unchanged: reading them again would
-            // only count references.
-            refs = self.levels as u64 - 1;
-            hinted = true;
+            // only count references. The walk started from its hint needs
+            // not record it again.
             #[cfg(test)]
             {
                 self.shortcut_walks += 1;
             }
-            (leaf, leaf_slot, 1)
-        } else if self.pscs.is_empty() {
+            let refs = self.levels as u64 - 1;
+            return WalkStart::Walk(WalkCursor::at(va, asid, is_write, instr, (leaf, leaf_slot, 1), refs, self.psc_latency as u64));
+        }
+        let (node, slot, level) = if self.pscs.is_empty() {
             (root, root_slot, self.levels)
         } else {
             let start = self.probe_pscs(format, va, asid, root, root_slot);
@@ -443,30 +490,27 @@ impl Walker {
                 },
             }
         };
-        let mut c = WalkCursor::at(va, asid, is_write, instr, key, hinted, (node, slot, level));
-        c.refs = refs;
-        c.cycles = self.psc_latency as u64;
-        WalkStart::Walk(c)
+        if level == 1 {
+            self.record_hint(key, mem, node, slot);
+        }
+        WalkStart::Walk(WalkCursor::at(va, asid, is_write, instr, (node, slot, level), 0, self.psc_latency as u64))
     }
 
-    /// The walk's reference at `c.next_paddr()` was served in `ref_cycles`:
-    /// read the entry, set its accessed (and a leaf's dirty) bit, fill the
-    /// PSC of a pointer read from memory, and move the cursor down; or end
-    /// the walk with what it found. Entries are read when their reference
-    /// is served, not when it is issued, so walks in flight together see
-    /// each other's bits as hardware does.
+    /// The walk's reference at `c.next_paddr(format)` was served in
+    /// `ref_cycles` (decided by the caller: the walker's step cycles and the
+    /// latency of whatever served it): read the entry, set its accessed (and
+    /// a leaf's dirty) bit, fill the PSC of a pointer read from memory, and
+    /// move the cursor on (`None`: its next reference is at `next_paddr`);
+    /// or end the walk with what it found (then [`Walker::finish`] it).
+    /// Entries are read when their reference is served, not when it is
+    /// issued, so walks in flight together see each other's bits as
+    /// hardware does. Counts no served level (`walker.refs_l1d` ...): the
+    /// caller knows which level served the reference.
     #[inline(always)]
-    pub fn advance<F: PageTableFormat>(&mut self, format: &F, mut c: WalkCursor, mem: &mut PhysMem, ref_cycles: u64) -> (WalkCursor, Option<WalkResult>) {
-        let (va, asid, is_write, key) = (c.va, c.asid, c.is_write, c.key);
+    pub fn advance<F: PageTableFormat>(&mut self, format: &F, c: &mut WalkCursor, mem: &mut PhysMem, ref_cycles: u64) -> Option<WalkResult> {
+        let (va, asid, is_write) = (c.va, c.asid, c.is_write);
         let (node, slot, level) = (c.node, c.slot, c.level);
         let w = c.word(format);
-        if level == 1 && !c.hinted {
-            let epoch = mem.table_epoch();
-            let h = &mut self.hints[(key as usize) & (HINTS - 1)];
-            if h.key != key || h.epoch != epoch {
-                *h = Hint { key, epoch, link: node | (slot as u64) << PSC_SLOT_SHIFT };
-            }
-        }
         c.refs += 1;
         c.cycles += ref_cycles;
         let w_node = w;
@@ -499,9 +543,9 @@ impl Walker {
             Step::NotPresent => {
                 if let Some(pw) = format.padding_word(va, level).filter(|_| !c.padded) {
                     (c.padded, c.pad_w) = (true, pw);
-                    return (c, None);
+                    return None;
                 }
-                (c, Some(WalkResult::Fault { level }))
+                Some(WalkResult::Fault { level })
             }
             Step::Leaf { pfn_base, size } => {
                 if format.psc_caches_entries(level) {
@@ -518,14 +562,17 @@ impl Walker {
                         WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot, level }
                     }
                 };
-                (c, Some(found))
+                Some(found)
             }
             Step::LargeViaNext { node: next, size } => {
                 c.large = Some(size);
                 c.slot = mem.entry_link(es, w);
                 c.node = next;
                 c.level -= 1;
-                (c, None)
+                if c.level == 1 {
+                    self.record_hint(hint_key(va, asid, format.node_shift(1)), mem, next, c.slot);
+                }
+                None
             }
             Step::Next { node: next } => {
                 c.padded = false;
@@ -537,20 +584,30 @@ impl Walker {
                     let p = &mut self.pscs[p as usize];
                     let key = p.key(va, asid);
                     let set = (key & p.set_mask) as u32;
-                    // This level was read, so its PSC missed at the start of the walk.
-                    p.table.insert_after_miss(set, key, next | (child as u64) << PSC_SLOT_SHIFT);
+                    let link = next | (child as u64) << PSC_SLOT_SHIFT;
+                    if self.interleaved {
+                        // Another walk may have filled it since this one's probe.
+                        p.table.insert(set, key, link);
+                    } else {
+                        // This level was read, so its PSC missed at the start of the walk.
+                        p.table.insert_after_miss(set, key, link);
+                    }
                     p.stats.fills += 1;
                 }
                 c.node = next;
                 c.slot = child;
                 c.level -= 1;
-                (c, None)
+                if c.level == 1 {
+                    self.record_hint(hint_key(va, asid, format.node_shift(1)), mem, next, child);
+                }
+                None
             }
         }
     }
 
     /// Count an ended walk (its references, cycles, leaf or fault) and
-    /// return what it found and its cycles.
+    /// return what it found (`result`, as [`Walker::advance`] returned it)
+    /// and its cycles.
     #[inline(always)]
     pub fn finish(&mut self, c: &WalkCursor, result: WalkResult) -> (WalkResult, u64) {
         self.stats.refs_total += c.refs;
@@ -653,7 +710,11 @@ impl Walker {
             links: [mem.entry_link(es, w), if two { mem.entry_link(es, w + 1) } else { 0 }],
             node,
         };
-        p.table.insert_after_miss(set, key, 0);
+        if self.interleaved {
+            p.table.insert(set, key, 0);
+        } else {
+            p.table.insert_after_miss(set, key, 0);
+        }
         let s = p.table.probe(set, key).expect("just inserted");
         p.entries[s] = e;
         p.stats.fills += 1;
@@ -676,12 +737,44 @@ impl Walker {
         (h.key == key && h.epoch == mem.table_epoch()).then(|| h.node())
     }
 
+    /// Record that `key`'s leaf node is the node `node` in host `slot`, in
+    /// the current table epoch: a walk is about to read its level-1 entry.
+    #[inline(always)]
+    fn record_hint(&mut self, key: u64, mem: &PhysMem, node: u64, slot: u32) {
+        let epoch = mem.table_epoch();
+        let h = &mut self.hints[(key as usize) & (HINTS - 1)];
+        if h.key != key || h.epoch != epoch {
+            *h = Hint { key, epoch, link: node | (slot as u64) << PSC_SLOT_SHIFT };
+        }
+    }
+
     /// The same walker with walk shortcuts off: every reference of every
-    /// walk is made (tests comparing both; a machine that serves each
-    /// reference itself, such as the GPU's).
-    pub(crate) fn without_shortcuts(mut self) -> Walker {
+    /// walk is made, and yielded by [`WalkCursor::next_paddr`] and
+    /// [`Walker::advance`] (a full walk with no PSC hit makes one per level).
+    /// A shortcut changes no number of the CPU machine, whose walks enter
+    /// at DRAM and have no PSCs when it is taken (tests compare both); a
+    /// machine whose walk references go through a shared cache must see
+    /// each of them.
+    pub fn without_shortcuts(mut self) -> Walker {
         self.shortcuts = false;
         self
+    }
+
+    /// The same walker for a machine that keeps several walks in flight
+    /// and interleaves their steps (the GPU's highly threaded walker):
+    /// walk shortcuts off ([`Walker::without_shortcuts`]), and a PSC fill
+    /// replaces the entry another walk filled after this walk's probe
+    /// missed instead of installing a second copy. The CPU machine, which
+    /// runs each walk to its end, needs neither.
+    pub fn interleaved(mut self) -> Walker {
+        self.shortcuts = false;
+        self.interleaved = true;
+        self
+    }
+
+    /// Whether walks may start at a recorded leaf node (see [`Walker::without_shortcuts`]).
+    pub fn shortcuts(&self) -> bool {
+        self.shortcuts
     }
 
     /// Prefetch (on the host) the leaf entry a walk for `va` would read, if known.
@@ -809,3 +902,5 @@ fn build_pscs(spec: &MmuSpec, format: &AnyFormat, seed: u64) -> Result<Vec<Psc>>
 mod tests;
 #[cfg(test)]
 mod gt_tests;
+#[cfg(test)]
+mod cursor_tests;
