@@ -1,5 +1,6 @@
-//! Golden stats: every preset, with 4 KiB pages and with THP, on a slice of a
-//! real recorded program and on a synthetic stream. The checked-in snapshots in
+//! Golden stats: every CPU preset, with 4 KiB pages and with THP, on a slice
+//! of a real recorded program and on a synthetic stream; every GPU preset on
+//! two built-in GPU kernels run together. The checked-in snapshots in
 //! `tests/golden/` catch any change to what the model computes (an optimisation
 //! must leave them byte-identical). After an intended model change, regenerate
 //! with `UPDATE_GOLDEN=1 cargo test -p tessera-core --test golden` and review the diff.
@@ -20,6 +21,11 @@ fn run(preset: &str, policy: &str, source: &mut dyn AccessSource) -> String {
     serde_json::to_string_pretty(&stats.to_json()).unwrap() + "\n"
 }
 
+/// The presets of CPU machines (GPU machines run GPU applications).
+fn cpu_presets() -> impl Iterator<Item = &'static tessera_core::config::Preset> {
+    presets().iter().filter(|p| !p.toml.contains("kind = \"gpu\""))
+}
+
 fn check(name: &str, got: &str) {
     let path = golden_dir().join(format!("{name}.json"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -34,7 +40,7 @@ fn check(name: &str, got: &str) {
 #[test]
 fn presets_on_a_recorded_program_match_their_snapshots() {
     let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sort-head.lackey");
-    for p in presets() {
+    for p in cpu_presets() {
         for policy in ["base_only", "thp"] {
             let mut src = tessera_core::trace::open(&trace).unwrap();
             check(&format!("sort-head.{}.{policy}", p.name), &run(p.name, policy, src.as_mut()));
@@ -44,10 +50,36 @@ fn presets_on_a_recorded_program_match_their_snapshots() {
 
 #[test]
 fn presets_on_a_synthetic_stream_match_their_snapshots() {
-    for p in presets() {
+    for p in cpu_presets() {
         for policy in ["base_only", "thp"] {
             let mut src = Synthetic::new(SyntheticSpec::new(Pattern::HotCold, 300_000, 1 << 30, 7)).unwrap();
             check(&format!("hotcold.{}.{policy}", p.name), &run(p.name, policy, &mut src));
+        }
+    }
+}
+
+#[test]
+fn gpu_presets_on_two_kernels_match_their_snapshots() {
+    use tessera_core::machine::gpu::{run_apps, GpuApp};
+    let gpus: Vec<_> = presets().iter().filter(|p| p.toml.contains("kind = \"gpu\"")).collect();
+    assert!(gpus.len() >= 2);
+    for p in gpus {
+        // 4 KiB pages, and the preset's own page sizes with large pages where it allows them.
+        for policy in ["base_only", "large"] {
+            let mut o = vec!["gpu.sms=4".to_string()];
+            if policy == "base_only" {
+                o.push("physmem.page_size=base_only".into());
+            } else if !p.toml.contains("thp") {
+                o.push("physmem.page_size=thp".into());
+            }
+            let spec = load(&ConfigSource::Preset(p.name.into()), &o).unwrap();
+            let params = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+            let apps = vec![
+                GpuApp::builtin("bfs", &params("scale", "9"), 42).unwrap(),
+                GpuApp::builtin("spmv_csr", &params("scale", "9"), 42).unwrap(),
+            ];
+            let stats = run_apps(&spec, apps, 42).unwrap().stats();
+            check(&format!("gpu.{}.{policy}", p.name), &(serde_json::to_string_pretty(&stats.to_json()).unwrap() + "\n"));
         }
     }
 }
