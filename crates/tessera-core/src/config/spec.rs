@@ -615,5 +615,5 @@ pub struct Spec {
     pub metrics: MetricsSpec,
     /// The GPU machine (`machine.kind = "gpu"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<crate::machine::gpu::spec::GpuSpec>,
+    pub gpu: Option<Box<crate::machine::gpu::spec::GpuSpec>>,
 }

@@ -219,7 +219,7 @@ impl FormatVisitor for RunPath {
 impl GpuMachine {
     /// A GPU of `spec` running `apps` together, the SMs split among them.
     pub fn build(spec: &Spec, apps: Vec<GpuApp>, seed: u64) -> Result<GpuMachine> {
-        let gpu = spec.gpu.clone().ok_or_else(|| Error::config("machine.kind", "a GPU machine needs a [gpu] section"))?;
+        let gpu = spec.gpu.as_deref().cloned().ok_or_else(|| Error::config("machine.kind", "a GPU machine needs a [gpu] section"))?;
         gpu.validate()?;
         let split = gpu.split(apps.len())?;
         let sys = MemorySystem::build(spec, seed)?;
