@@ -712,6 +712,10 @@ fn check_gpu(spec: &mut Spec, produced: &[PageSize]) -> Result<()> {
     }
     g.validate()?;
     for (path, tlb) in [("gpu.l1_tlb", &g.l1_tlb), ("gpu.l2_tlb", &g.l2_tlb)] {
+        // `gpu.l2_tlb.arrays = {}` removes the shared L2 TLB (misses go to the walker).
+        if path == "gpu.l2_tlb" && tlb.arrays.is_empty() {
+            continue;
+        }
         if let Some(ps) = produced.iter().find(|p| !tlb.geometry(path).map(|a| a.iter().any(|x| x.0 == **p)).unwrap_or(true)) {
             return Err(Error::config(
                 format!("{path}.arrays"),

@@ -598,7 +598,7 @@ impl GpuMachine {
         if merged {
             l1.stats.mshr_merges += 1;
         } else {
-            let at = self.l2_tlb.port(at) + self.l2_tlb.latency;
+            let at = if self.l2_tlb.absent() { at } else { self.l2_tlb.port(at) + self.l2_tlb.latency };
             self.events.at(at, Event::L2Tlb(s, id));
         }
     }
@@ -607,9 +607,11 @@ impl GpuMachine {
     fn l2_tlb_lookup<F: PageTableFormat + Member<AnyFormat>>(&mut self, s: u32, id: u32, t: u64) -> Result<()> {
         let e = self.l1_mshrs[s as usize].get(id);
         let (asid, va) = (e.asid, e.va);
-        if let Some((pfn, size)) = self.l2_tlb.lookup(asid, va) {
-            self.fill_l1(s, id, pfn, size, R_TLB, t);
-            return Ok(());
+        if !self.l2_tlb.absent() {
+            if let Some((pfn, size)) = self.l2_tlb.lookup(asid, va) {
+                self.fill_l1(s, id, pfn, size, R_TLB, t);
+                return Ok(());
+            }
         }
         let (m, merged) = self.l2_mshrs.find_or_add(asid, va);
         self.l2_mshrs.get_mut(m).waiters.push((s, id));

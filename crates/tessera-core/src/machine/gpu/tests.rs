@@ -98,6 +98,24 @@ fn with_one_warp_a_walk_takes_the_sum_of_its_references() {
 }
 
 #[test]
+fn without_an_l2_tlb_a_miss_walks_at_once_and_a_page_walk_cache_serves_the_second_walk() {
+    // Power et al.'s design: no shared L2 TLB; a page-walk cache of 10 cycles.
+    // Two pages 2 MiB apart: the second walk shares the first three levels' lines.
+    let pwc = "gpu.walker.pwc={size=\"8KiB\",ways=16,line=\"128B\",latency=10}";
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\"", "gpu.l2_tlb.arrays={}", pwc]);
+    let two = vec![load(BASE), load(BASE + (2 << 20))];
+    let m = run_apps(&s, vec![app(4 << 20, vec![kernel(vec![two])])], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.l2_tlb.lookups"), 0, "no L2 TLB to look up");
+    assert_eq!(st.get("gpu.walker.walks"), 2);
+    // First walk: four PWC misses (10 + 114 each); second: three PWC hits (10) and a miss.
+    let first = 4 * (10 + 114);
+    let second = 3 * 10 + (10 + 114);
+    assert_eq!(st.get("gpu.walker.walk_cycles"), first + second);
+    assert_eq!(m.cycles(), 1 + first + 115 + 1 + second + 115);
+}
+
+#[test]
 fn a_walk_whose_page_is_shot_down_in_flight_is_not_filled_and_walks_again() {
     let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\""]);
     let mut m = GpuMachine::build(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();

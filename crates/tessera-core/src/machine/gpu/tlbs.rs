@@ -85,6 +85,13 @@ impl TlbLevel {
     /// The cycle a lookup arriving at `t` starts: the first cycle from `t`
     /// with a free port.
     #[inline]
+    /// A level with no arrays is absent (Power et al.'s design: L1 TLBs,
+    /// then the walker): it takes no time and counts no lookups.
+    #[inline]
+    pub fn absent(&self) -> bool {
+        self.arrays.is_empty()
+    }
+
     pub fn port(&mut self, t: u64) -> u64 {
         if t > self.port_cycle {
             self.port_cycle = t;
