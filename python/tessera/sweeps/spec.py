@@ -19,6 +19,18 @@ A sweep is TOML (a file, text, or a dict of the same shape)::
     [[exclude]]
     workload = "gups"
 
+On a GPU machine (``machine.kind = "gpu"``) the source is ``apps``: the
+applications that share the GPU, each a built-in kernel name, a table
+``{kernel = "bfs", params = {scale = 12}}`` or ``{trace = "dir"}``, with
+``[params.<kernel>]`` applying to every copy of that kernel. ``apps`` is
+also an axis whose values are such lists::
+
+    machine = "mosaic_gpu"
+    [params.bfs]
+    scale = 16
+    [axes]
+    apps = [["bfs"], ["bfs", "bfs"], ["bfs", "gups"]]
+
 Every run is expanded and its machine resolved by the core *before* anything
 runs, so a bad key or value anywhere in the grid is reported at once, naming
 the sweep file and the axis. Each run's identity (:attr:`Run.run_id`) is a
@@ -48,9 +60,9 @@ from tessera.identity import trace_digest
 __all__ = ["SweepSpec", "Run", "load_spec", "SPECIAL_AXES"]
 
 #: Axes that are not config keys.
-SPECIAL_AXES = ("workload", "trace", "synthetic", "machine", "seed", "warmup")
+SPECIAL_AXES = ("workload", "trace", "synthetic", "apps", "machine", "seed", "warmup")
 _TOP_KEYS = ("name", "description", "machine", "seed", "warmup", "set", "source", "params", "axes", "exclude", "include")
-_SOURCE_KEYS = ("workload", "trace", "synthetic", "champsim_ifetch", "champsim_access_size")
+_SOURCE_KEYS = ("workload", "trace", "synthetic", "apps", "champsim_ifetch", "champsim_access_size")
 _SYNTHETIC_KEYS = ("pattern", "accesses", "footprint")
 _RANGE_KEYS = ("start", "stop", "step", "mul")
 #: A sanity bound: a typo such as ``stop = 1e9`` should not expand forever.
@@ -79,6 +91,8 @@ class Run:
     champsim: dict[str, Any] = field(default_factory=dict)
     #: the warm-up, canonically spelled (``"1000000 accesses"``), or None
     warmup: Optional[str] = None
+    #: GPU applications as ``(kind, value, params)`` (:func:`tessera.gpu.app_args`), or None
+    apps: Optional[list[tuple[str, str, dict[str, str]]]] = None
 
     def task(self) -> dict[str, Any]:
         """What a worker needs to run it: plain, picklable data only."""
@@ -94,6 +108,7 @@ class Run:
             "synthetic": dict(self.synthetic) if self.synthetic is not None else None,
             "champsim": dict(self.champsim),
             "warmup": self.warmup,
+            "apps": [list(a) for a in self.apps] if self.apps is not None else None,
         }
 
     def describe(self) -> dict[str, Any]:
@@ -102,12 +117,13 @@ class Run:
             "machine": self.machine,
             "overrides": list(self.overrides),
             "seed": self.seed,
-            "workload": self.workload,
+            "workload": self.workload if self.apps is None else "+".join(Path(v).name for _, v, _ in self.apps),
             "params": dict(self.params),
             "trace": self.trace,
             "synthetic": self.synthetic,
             "champsim": dict(self.champsim),
             "warmup": self.warmup,
+            **({"apps": [list(a) for a in self.apps]} if self.apps is not None else {}),
         }
 
 
@@ -433,6 +449,7 @@ def _expand(spec: SweepSpec) -> list[Run]:
     runs: list[Run] = []
     seen: dict[str, dict[str, Any]] = {}
     known_workloads: Optional[dict[str, Any]] = None
+    known_kernels: Optional[dict[str, Any]] = None
     for point in _points(spec):
         machine_name = point.get("machine", data.get("machine", "sandy_bridge"))
         if not isinstance(machine_name, str):
@@ -443,10 +460,13 @@ def _expand(spec: SweepSpec) -> list[Run]:
         overrides = list(base_set)
         params: dict[str, str] = {}
         workload, trace, synthetic = src.get("workload"), src.get("trace"), src.get("synthetic")
+        apps_given = src.get("apps")
         if "workload" in point:
-            workload, trace, synthetic = point["workload"], None, None
+            workload, trace, synthetic, apps_given = point["workload"], None, None, None
         if "trace" in point:
-            workload, trace, synthetic = None, point["trace"], None
+            workload, trace, synthetic, apps_given = None, point["trace"], None, None
+        if "apps" in point:
+            workload, trace, synthetic, apps_given = None, None, None, point["apps"]
         synthetic = dict(synthetic) if synthetic is not None else None
         for k, v in point.items():
             if k in SPECIAL_AXES:
@@ -462,10 +482,18 @@ def _expand(spec: SweepSpec) -> list[Run]:
                 synthetic[sub] = v
                 continue
             overrides.append(f"{k}={_value(v, k)}")
-        given = sum(x is not None for x in (workload, trace, synthetic))
+        given = sum(x is not None for x in (workload, trace, synthetic, apps_given))
         if given != 1:
-            raise _err(origin, "source", "each run needs exactly one source: `workload`, `trace` or `synthetic` "
-                       "(in [source] or as an axis)", ["workload", "trace", "synthetic"])
+            raise _err(origin, "source", "each run needs exactly one source: `workload`, `trace`, `synthetic` "
+                       "or `apps` (in [source] or as an axis)", ["workload", "trace", "synthetic", "apps"])
+        apps: Optional[list[tuple[str, str, dict[str, str]]]] = None
+        if apps_given is not None:
+            if known_kernels is None:
+                from tessera.api import gpu_kernels
+
+                known_kernels = gpu_kernels()
+            apps = _gpu_apps(apps_given, wl_params, base, origin, "axes.apps" if "apps" in point else "source.apps",
+                             known_kernels)
         if workload is not None:
             if known_workloads is None:
                 # Asking the core for the workload list costs tens of ms: once per expansion.
@@ -502,10 +530,18 @@ def _expand(spec: SweepSpec) -> list[Run]:
                     text = text[: -len(tail)]
                 raise SweepError(origin, getattr(e, "path", ""), f"run with {where}: {text}", allowed) from None
         config_toml = resolved[key]
+        is_gpu = _is_gpu(config_toml)
+        if (apps is not None) != is_gpu:
+            where = ", ".join(f"{k} = {v!r}" for k, v in point.items()) or "the base machine"
+            need = "a GPU machine runs `apps` (GPU kernels or Accel-Sim traces)" if is_gpu else \
+                "`apps` run on a GPU machine (machine.kind = \"gpu\", e.g. mosaic_gpu)"
+            raise _err(origin, "source", f"run with {where}: {need}")
 
         champsim = {k: src[k] for k in ("champsim_ifetch", "champsim_access_size") if k in src}
-        if workload is not None:
-            ident: dict[str, Any] = {"workload": workload, "params": params}
+        if apps is not None:
+            ident: dict[str, Any] = {"apps": [_app_identity(a, origin) for a in apps]}
+        elif workload is not None:
+            ident = {"workload": workload, "params": params}
         elif trace is not None:
             tp = Path(trace) if Path(trace).is_absolute() else base / trace
             try:
@@ -538,5 +574,60 @@ def _expand(spec: SweepSpec) -> list[Run]:
         seen[rid] = point
         runs.append(Run(run_id=rid, point=dict(point), machine=label, machine_source=msource,
                         overrides=tuple(overrides), config_toml=config_toml, seed=seed, workload=workload,
-                        params=params, trace=trace, synthetic=synthetic, champsim=champsim, warmup=warmup))
+                        params=params, trace=trace, synthetic=synthetic, champsim=champsim, warmup=warmup,
+                        apps=apps))
     return runs
+
+
+def _is_gpu(config_toml: str) -> bool:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(config_toml).get("machine", {}).get("kind") == "gpu"
+
+
+def _gpu_apps(given: Any, wl_params: Mapping[str, Mapping[str, Any]], base: Path, origin: str, key: str,
+              known: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+    """A run's GPU applications as ``(kind, value, params)``: kernel names and
+    parameter names checked now, ``[params.<kernel>]`` under each app's own
+    ``params``, trace directories resolved against the sweep's directory."""
+    from tessera.gpu import app_args
+
+    if isinstance(given, (str, Mapping)) or not isinstance(given, list) or not given:
+        raise _err(origin, key, f"`apps` is a non-empty list of applications (kernel names, {{kernel, params}} or "
+                   f"{{trace}} tables), not {given!r}")
+    out = []
+    for app in given:
+        try:
+            kind, value, params = app_args(app)
+        except ValueError as e:
+            raise _err(origin, key, str(e)) from None
+        if kind == "trace":
+            p = Path(value)
+            out.append((kind, str(p if p.is_absolute() else base / p), {}))
+            continue
+        if value not in known:
+            raise _err(origin, key, f"unknown GPU kernel {value!r}", sorted(known))
+        allowed = [p["name"] for p in known[value]["params"]]
+        merged = {str(k): _param_str(v) for k, v in wl_params.get(value, {}).items()}
+        merged.update(params)
+        for k in merged:
+            if k not in allowed:
+                raise _err(origin, key, f"GPU kernel `{value}` has no parameter `{k}`", allowed)
+        out.append((kind, value, merged))
+    return out
+
+
+def _app_identity(app: tuple[str, str, dict[str, str]], origin: str) -> list[Any]:
+    """What decides an application's input: a kernel and its parameters, or
+    the contents of a trace directory's files."""
+    kind, value, params = app
+    if kind != "trace":
+        return [kind, value, params]
+    d = Path(value)
+    try:
+        files = sorted(f for f in d.iterdir() if f.is_file())
+        return [kind, d.name, {f.name: trace_digest(str(f)) for f in files}]
+    except (OSError, TraceError) as e:
+        raise _err(origin, "apps", f"trace directory {value!r}: {getattr(e, 'strerror', None) or e}") from None

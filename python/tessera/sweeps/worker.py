@@ -36,17 +36,21 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
     kind, value = task["machine_source"]
     start = time.perf_counter()
     try:
-        result = tessera.simulate(
-            value,
-            task["trace"],
-            synthetic=task["synthetic"],
-            workload=task["workload"],
-            params=task["params"] if task["workload"] is not None else None,
-            overrides=task["overrides"],
-            seed=task["seed"],
-            warmup=task.get("warmup"),
-            **task.get("champsim", {}),
-        )
+        if task.get("apps") is not None:
+            result = tessera.simulate_gpu(value, [_app(a) for a in task["apps"]], overrides=task["overrides"],
+                                          seed=task["seed"])
+        else:
+            result = tessera.simulate(
+                value,
+                task["trace"],
+                synthetic=task["synthetic"],
+                workload=task["workload"],
+                params=task["params"] if task["workload"] is not None else None,
+                overrides=task["overrides"],
+                seed=task["seed"],
+                warmup=task.get("warmup"),
+                **task.get("champsim", {}),
+            )
     except TesseraError as e:
         return {"run_id": rid, "error": str(e), "kind": type(e).__name__, "host": host}
     wall = time.perf_counter() - start
@@ -54,6 +58,11 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
         return {"run_id": rid, "kind": "ConfigMismatch", "host": host,
                 "error": "the worker resolved the machine differently from the client (different Tessera builds?)"}
     return {"run_id": rid, "result": result.to_json(), "wall_s": wall, "host": host}
+
+
+def _app(a: list[Any]) -> dict[str, Any]:
+    kind, value, params = a
+    return {"trace": value} if kind == "trace" else {"kernel": value, "params": params}
 
 
 def execute_batch(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:

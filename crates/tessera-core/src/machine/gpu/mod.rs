@@ -196,6 +196,8 @@ pub struct GpuMachine {
     now: u64,
     age: u64,
     stats: GpuStats,
+    /// `gpu.ldst = "blocking"`: an L1 TLB miss holds the SM's load/store unit.
+    blocking_ldst: bool,
     /// Reused buffers (no allocation per event in steady state).
     page_waiters: Vec<PageWaiter>,
     l1_waiters: Vec<(u32, u32)>,
@@ -204,6 +206,16 @@ pub struct GpuMachine {
     /// Pages in the order they missed the L2 TLB, and in the order their walks began (tests).
     #[cfg(test)]
     log: (Vec<(Asid, u64)>, Vec<(Asid, u64)>),
+}
+
+/// Whether warp `w`'s next instruction uses the load/store unit.
+#[inline]
+fn next_is_memory(apps: &[App], w: &Warp) -> bool {
+    let Some(k) = apps[w.app as usize].kernel.as_ref() else { return false };
+    k.blocks[w.block_index as usize].warps[w.index as usize]
+        .insts
+        .get(w.pc as usize)
+        .is_some_and(|i| matches!(i.op, Op::Load | Op::Store | Op::Atomic))
 }
 
 /// The run loop for one page-table format, picked once.
@@ -267,6 +279,7 @@ impl GpuMachine {
         let warps = (0..n * gpu.max_warps_per_sm as usize).map(|_| Warp::default()).collect();
         let blocks = vec![BlockSlot::default(); n * gpu.max_blocks_per_sm as usize];
         Ok(GpuMachine {
+            blocking_ldst: gpu.ldst == "blocking",
             spec: spec.clone(),
             walkers: Walkers::new(gpu.walker.concurrent),
             l1_mshrs: (0..n).map(|_| Mshrs::default()).collect(),
@@ -512,14 +525,30 @@ impl GpuMachine {
         self.sms[s as usize].next_tick = u64::MAX;
         let mut issued = 0;
         while issued < self.gpu.issue_width {
-            let Some(w) = self.sms[s as usize].pick(&self.warps, t) else { break };
+            let sm = &mut self.sms[s as usize];
+            let picked = if sm.ldst_hold.is_some() {
+                // A held load/store unit: only warps whose next instruction is not a memory access issue.
+                let (apps, warps) = (&self.apps, &self.warps);
+                sm.pick(warps, t, |w| !next_is_memory(apps, &warps[w as usize]))
+            } else {
+                sm.pick(&self.warps, t, |_| true)
+            };
+            let Some(w) = picked else { break };
             self.issue(s, w, t)?;
             issued += 1;
         }
         if issued > 0 {
             self.sms[s as usize].issue_cycles += 1;
         }
-        if let Some(next) = self.sms[s as usize].next_ready(&self.warps) {
+        let sm = &self.sms[s as usize];
+        // Warps a held unit skips are woken when it is released.
+        let next = if sm.ldst_hold.is_some() {
+            let (apps, warps) = (&self.apps, &self.warps);
+            sm.next_ready(warps, |w| !next_is_memory(apps, &warps[w as usize]))
+        } else {
+            sm.next_ready(&self.warps, |_| true)
+        };
+        if let Some(next) = next {
             self.wake(s, next.max(t + 1));
         }
         Ok(())
@@ -565,16 +594,45 @@ impl GpuMachine {
                 warp.done_at = t + g.alu_cycles;
                 warp.reason = 0;
                 warp.ready_at = u64::MAX;
-                for i in 0..pages {
-                    self.translate(s, w, i as u8, t);
+                if self.blocking_ldst {
+                    warp.next_page = 0;
+                    self.advance_ldst(s, w, t);
+                } else {
+                    for i in 0..pages {
+                        self.translate(s, w, i as u8, t);
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    /// Page `i` of warp `w`'s memory instruction looks up SM `s`'s L1 TLB at `t`.
-    fn translate(&mut self, s: u32, w: u32, i: u8, t: u64) {
+    /// Blocking load/store unit: warp `w`'s instruction translates its pages
+    /// one after another from `next_page`; at the first that must wait, it
+    /// holds SM `s`'s unit; when the last is translated, it lets go.
+    fn advance_ldst(&mut self, s: u32, w: u32, t: u64) {
+        let since = self.sms[s as usize].ldst_hold.take().map(|(_, since)| since);
+        loop {
+            let warp = &mut self.warps[w as usize];
+            let i = warp.next_page;
+            if i as usize == warp.coalesced.pages().len() {
+                if let Some(since) = since {
+                    self.sms[s as usize].ldst_held_cycles += t - since;
+                    self.wake(s, t);
+                }
+                return;
+            }
+            warp.next_page += 1;
+            if !self.translate(s, w, i, t) {
+                self.sms[s as usize].ldst_hold = Some((w, since.unwrap_or(t)));
+                return;
+            }
+        }
+    }
+
+    /// Page `i` of warp `w`'s memory instruction looks up SM `s`'s L1 TLB at
+    /// `t`; whether it was translated at once (an L1 hit or the ideal TLB).
+    fn translate(&mut self, s: u32, w: u32, i: u8, t: u64) -> bool {
         let warp = &self.warps[w as usize];
         let va = warp.coalesced.pages()[i as usize];
         let app = &mut self.apps[warp.app as usize];
@@ -583,14 +641,16 @@ impl GpuMachine {
         if self.gpu.ideal_tlb {
             if let Some((pfn, size)) = self.sys.peek(va, asid) {
                 if !self.in_flight.contains_key(&(asid, va & !(size.bytes() - 1))) {
-                    return self.page_ready(w, i, pfn, size, t);
+                    self.page_ready(w, i, pfn, size, t);
+                    return true;
                 }
             }
         }
         let l1 = &mut self.l1_tlbs[s as usize];
         let at = l1.port(t) + l1.latency;
         if let Some((pfn, size)) = l1.lookup(asid, va) {
-            return self.page_ready(w, i, pfn, size, at);
+            self.page_ready(w, i, pfn, size, at);
+            return true;
         }
         let mshrs = &mut self.l1_mshrs[s as usize];
         let (id, merged) = mshrs.find_or_add(asid, va);
@@ -601,6 +661,7 @@ impl GpuMachine {
             let at = if self.l2_tlb.absent() { at } else { self.l2_tlb.port(at) + self.l2_tlb.latency };
             self.events.at(at, Event::L2Tlb(s, id));
         }
+        false
     }
 
     /// L1 MSHR `id` of SM `s` looks up the shared L2 TLB at `t`.
@@ -825,12 +886,16 @@ impl GpuMachine {
         }
         warp.done_at = done;
         warp.pending -= 1;
+        let sm = warp.sm;
         if warp.pending == 0 {
             let stall = done - warp.issued_at;
             self.stats.stall[warp.reason as usize] += stall;
             warp.ready_at = done;
-            let s = warp.sm;
-            self.wake(s, done);
+            self.wake(sm, done);
+        }
+        // The page a held load/store unit waited for: go on with the next.
+        if matches!(self.sms[sm as usize].ldst_hold, Some((h, _)) if h == w) {
+            self.advance_ldst(sm, w, t);
         }
     }
 
@@ -949,6 +1014,8 @@ impl GpuMachine {
         let resident: u64 = self.sms.iter().map(|s| s.resident_cycles(self.cycles())).sum();
         v.counter("sm.issue_cycles", issue, "cycles", "SM cycles in which a warp instruction issued (all SMs)");
         v.counter("sm.idle_cycles", resident - issue.min(resident), "cycles", "SM cycles with resident warps but none ready (all SMs)");
+        let held: u64 = self.sms.iter().map(|s| s.ldst_held_cycles).sum();
+        v.counter("sm.ldst_held_cycles", held, "cycles", "SM cycles the load/store unit was held by a TLB miss (gpu.ldst = \"blocking\"; all SMs)");
         let mut l1 = self.l1_tlbs[0].clone();
         for t in &self.l1_tlbs[1..] {
             let s = &t.stats;

@@ -41,6 +41,8 @@ pub struct Warp {
     pub issued_at: u64,
     pub reason: u8,
     pub op: Op,
+    /// Blocking load/store unit: the next page of the instruction to translate.
+    pub next_page: u8,
     pub coalesced: Box<Coalesced>,
 }
 
@@ -63,6 +65,7 @@ impl Default for Warp {
             issued_at: 0,
             reason: 0,
             op: Op::Alu,
+            next_page: 0,
             coalesced: Box::new(Coalesced::new(PageSize::Size4K)),
         }
     }
@@ -87,6 +90,9 @@ pub struct Sm {
     pub app: u16,
     pub next_tick: u64,
     pub issue_cycles: u64,
+    /// Blocking load/store unit: the warp whose instruction holds it, and since when.
+    pub ldst_hold: Option<(u32, u64)>,
+    pub ldst_held_cycles: u64,
     scheduler: Scheduler,
     last: Option<u32>,
     warp_base: u32,
@@ -110,6 +116,8 @@ impl Sm {
             app,
             next_tick: u64::MAX,
             issue_cycles: 0,
+            ldst_hold: None,
+            ldst_held_cycles: 0,
             scheduler: if g.scheduler == "lrr" { Scheduler::Lrr } else { Scheduler::Gto },
             last: None,
             warp_base,
@@ -173,18 +181,21 @@ impl Sm {
         self.resident_total + if self.resident > 0 { end.saturating_sub(self.resident_since) } else { 0 }
     }
 
-    /// The warp to issue at `t`, by the scheduler; remembers it.
+    /// The warp to issue at `t`, by the scheduler, among the ready warps
+    /// `can` lets issue (a structural hazard skips a warp, as GPGPU-Sim's
+    /// schedulers do); remembers it.
     #[inline]
-    pub fn pick(&mut self, warps: &[Warp], t: u64) -> Option<u32> {
+    pub fn pick(&mut self, warps: &[Warp], t: u64, can: impl Fn(u32) -> bool) -> Option<u32> {
         let range = self.warp_base..self.warp_base + self.max_warps;
+        let ok = |w: u32| warps[w as usize].ready(t) && can(w);
         let chosen = match self.scheduler {
-            Scheduler::Gto => match self.last.filter(|&w| warps[w as usize].ready(t)) {
+            Scheduler::Gto => match self.last.filter(|&w| ok(w)) {
                 Some(w) => Some(w),
-                None => range.filter(|&w| warps[w as usize].ready(t)).min_by_key(|&w| warps[w as usize].age),
+                None => range.filter(|&w| ok(w)).min_by_key(|&w| warps[w as usize].age),
             },
             Scheduler::Lrr => {
                 let start = self.last.map_or(0, |w| w - self.warp_base + 1);
-                (0..self.max_warps).map(|k| self.warp_base + (start + k) % self.max_warps).find(|&w| warps[w as usize].ready(t))
+                (0..self.max_warps).map(|k| self.warp_base + (start + k) % self.max_warps).find(|&w| ok(w))
             }
         };
         if chosen.is_some() {
@@ -193,13 +204,15 @@ impl Sm {
         chosen
     }
 
-    /// The earliest cycle a resident warp may issue, if any is not waiting.
+    /// The earliest cycle a resident warp that `can` issue may issue, if any is not waiting.
     #[inline]
-    pub fn next_ready(&self, warps: &[Warp]) -> Option<u64> {
-        warps[self.warp_base as usize..(self.warp_base + self.max_warps) as usize]
-            .iter()
-            .filter(|w| w.active && w.ready_at != u64::MAX)
-            .map(|w| w.ready_at)
+    pub fn next_ready(&self, warps: &[Warp], can: impl Fn(u32) -> bool) -> Option<u64> {
+        (self.warp_base..self.warp_base + self.max_warps)
+            .filter(|&w| {
+                let x = &warps[w as usize];
+                x.active && x.ready_at != u64::MAX && can(w)
+            })
+            .map(|w| warps[w as usize].ready_at)
             .min()
     }
 }
@@ -221,6 +234,7 @@ mod tests {
 
     /// The reference: a plain statement of each policy over small cases.
     fn reference(sched: &str, ready: &[bool], ages: &[u64], last: Option<u32>) -> Option<u32> {
+        // `ready` already folds in whether the warp may issue.
         let n = ready.len() as u32;
         match sched {
             "gto" => {
@@ -255,10 +269,12 @@ mod tests {
                     for w in warps.iter_mut() {
                         w.ready_at = if rng.gen_bool(0.5) { t } else { t + 1 };
                     }
-                    let ready: Vec<bool> = warps.iter().map(|w| w.ready_at <= t).collect();
+                    // A structural hazard on some warps (a held load/store unit).
+                    let can: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.7)).collect();
+                    let ready: Vec<bool> = warps.iter().zip(&can).map(|(w, &c)| w.ready_at <= t && c).collect();
                     let ages: Vec<u64> = warps.iter().map(|w| w.age).collect();
                     let want = reference(sched, &ready, &ages, last);
-                    let got = s.pick(&warps, t);
+                    let got = s.pick(&warps, t, |w| can[w as usize]);
                     assert_eq!(got, want, "{sched} at {t}: ready {ready:?}, last {last:?}");
                     if got.is_some() {
                         last = got;

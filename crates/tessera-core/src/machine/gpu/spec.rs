@@ -55,6 +55,13 @@ pub struct GpuSpec {
     /// Every translation hits in the L1 TLB at no cost (the ideal-TLB bound).
     #[serde(default)]
     pub ideal_tlb: bool,
+    /// What an L1 TLB miss does to the SM's load/store unit: `nonblocking`
+    /// (the warp waits for its own pages, others issue) or `blocking`
+    /// (GPGPU-Sim's: the instruction holds the unit and translates its pages
+    /// one after another; no other warp of the SM issues a memory instruction
+    /// until it is through).
+    #[serde(default = "d_ldst")]
+    pub ldst: String,
     #[serde(default = "d_l1_tlb")]
     pub l1_tlb: GpuTlbSpec,
     #[serde(default = "d_l2_tlb")]
@@ -197,6 +204,9 @@ fn lru() -> MechanismSpec {
 fn none() -> MechanismSpec {
     MechanismSpec { kind: "none".into(), params: toml::Table::new() }
 }
+fn d_ldst() -> String {
+    "nonblocking".into()
+}
 fn d_paging() -> MechanismSpec {
     MechanismSpec { kind: "demand".into(), params: toml::Table::new() }
 }
@@ -241,6 +251,7 @@ impl Default for GpuSpec {
             shared_latency: d_shared(),
             sm_split: Vec::new(),
             ideal_tlb: false,
+            ldst: d_ldst(),
             l1_tlb: d_l1_tlb(),
             l2_tlb: d_l2_tlb(),
             walker: GpuWalkerSpec::default(),
@@ -255,6 +266,8 @@ impl Default for GpuSpec {
 
 /// The schedulers, as written at `gpu.scheduler`.
 pub const SCHEDULERS: [&str; 2] = ["gto", "lrr"];
+/// The load/store unit's behaviour on an L1 TLB miss, as written at `gpu.ldst`.
+pub const LDST: [&str; 2] = ["nonblocking", "blocking"];
 
 impl GpuTlbSpec {
     /// The arrays as (page size, sets, ways), checked.
@@ -309,6 +322,9 @@ impl GpuSpec {
         }
         if !SCHEDULERS.contains(&self.scheduler.as_str()) {
             return Err(Error::config_allowed("gpu.scheduler", format!("unknown scheduler \"{}\"", self.scheduler), &SCHEDULERS));
+        }
+        if !LDST.contains(&self.ldst.as_str()) {
+            return Err(Error::config_allowed("gpu.ldst", format!("unknown load/store unit \"{}\"", self.ldst), &LDST));
         }
         if !(self.clock_ghz.is_finite() && self.clock_ghz > 0.0) {
             return Err(Error::config("gpu.clock_ghz", "must be a positive number of GHz"));

@@ -116,6 +116,37 @@ fn without_an_l2_tlb_a_miss_walks_at_once_and_a_page_walk_cache_serves_the_secon
 }
 
 #[test]
+fn a_blocking_load_store_unit_holds_other_warps_memory_instructions_until_the_translation() {
+    // Two warps load adjacent pages. Blocking: warp 0 misses at cycle 0 and
+    // holds the unit through its walk (to 467, see above); warp 1 issues then,
+    // walks through lines now in the L2 (4 x 10) and loads from DRAM (115).
+    let two = || app(8192, vec![kernel(vec![vec![load(BASE)], vec![load(BASE + 4096)]])]);
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\"", "gpu.ldst=\"blocking\""]);
+    let m = run_apps(&s, vec![two()], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(m.cycles(), 467 + 1 + 10 + 4 * 10 + 115);
+    assert_eq!(st.get("gpu.sm.ldst_held_cycles"), 467 + (1 + 10 + 4 * 10));
+    assert_eq!(st.get("gpu.walker.walks"), 2);
+    // Non-blocking: warp 1 issues at cycle 1 and its walk trails warp 0's.
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\"", "gpu.ldst=\"nonblocking\""]);
+    let m = run_apps(&s, vec![two()], 1).unwrap();
+    assert!(m.cycles() < 600, "{}", m.cycles());
+    assert_eq!(m.stats().get("gpu.sm.ldst_held_cycles"), 0);
+}
+
+#[test]
+fn with_the_ideal_tlb_a_blocking_load_store_unit_changes_nothing() {
+    for k in ["bfs", "gups", "histogram"] {
+        let run = |ldst: &str| {
+            let l = format!("gpu.ldst=\"{ldst}\"");
+            let s = spec(&["gpu.sms=4", "gpu.paging=\"resident\"", "gpu.ideal_tlb=true", &l]);
+            run_apps(&s, vec![builtin(k, &[])], 1).unwrap().stats().to_json()
+        };
+        assert_eq!(run("blocking"), run("nonblocking"), "{k}");
+    }
+}
+
+#[test]
 fn a_walk_whose_page_is_shot_down_in_flight_is_not_filled_and_walks_again() {
     let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\""]);
     let mut m = GpuMachine::build(&s, vec![app(4096, vec![kernel(vec![vec![load(BASE)]])])], 1).unwrap();
@@ -146,13 +177,19 @@ fn a_far_fault_costs_its_latency_and_a_replayed_walk() {
 #[test]
 fn misses_to_one_page_walk_once_and_faults_to_one_page_coalesce() {
     // Eight warps load eight lines of one page at once.
-    let s = spec(&["gpu.sms=1"]);
-    let warps = (0..8).map(|i| vec![load(BASE + i * 128)]).collect();
-    let m = run_apps(&s, vec![app(4096, vec![kernel(warps)])], 1).unwrap();
+    let warps = || (0..8).map(|i| vec![load(BASE + i * 128)]).collect();
+    let s = spec(&["gpu.sms=1", "gpu.ldst=\"nonblocking\""]);
+    let m = run_apps(&s, vec![app(4096, vec![kernel(warps())])], 1).unwrap();
     let st = m.stats();
     assert_eq!(st.get("gpu.paging.faults"), 1);
     assert_eq!(st.get("gpu.walker.walks"), 2);
     assert_eq!(st.get("gpu.l1_tlb.mshr_merges"), 7);
+    // A blocking load/store unit holds the other seven until the page is in
+    // the L1 TLB, where they then hit.
+    let s = spec(&["gpu.sms=1", "gpu.ldst=\"blocking\""]);
+    let st = run_apps(&s, vec![app(4096, vec![kernel(warps())])], 1).unwrap().stats();
+    assert_eq!((st.get("gpu.paging.faults"), st.get("gpu.walker.walks")), (1, 2));
+    assert_eq!((st.get("gpu.l1_tlb.mshr_merges"), st.get("gpu.l1_tlb.hits")), (0, 7));
 }
 
 #[test]

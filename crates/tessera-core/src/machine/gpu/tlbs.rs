@@ -82,9 +82,6 @@ impl TlbLevel {
         Ok(TlbLevel { arrays, latency: spec.latency, ports: spec.ports, port_cycle: 0, ports_used: 0, stats: TlbLevelStats::default() })
     }
 
-    /// The cycle a lookup arriving at `t` starts: the first cycle from `t`
-    /// with a free port.
-    #[inline]
     /// A level with no arrays is absent (Power et al.'s design: L1 TLBs,
     /// then the walker): it takes no time and counts no lookups.
     #[inline]
@@ -92,6 +89,9 @@ impl TlbLevel {
         self.arrays.is_empty()
     }
 
+    /// The cycle a lookup arriving at `t` starts: the first cycle from `t`
+    /// with a free port.
+    #[inline]
     pub fn port(&mut self, t: u64) -> u64 {
         if t > self.port_cycle {
             self.port_cycle = t;
