@@ -46,7 +46,8 @@ from tessera.cli import main
 from tessera.config import dumps_toml, loads_toml
 
 #: Reports written by ``tessera reproduce``: the generator's text, not hand-written docs.
-GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/", "docs/reproduce-gtsm/")
+GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/", "docs/reproduce-gtsm/",
+             "docs/reproduce-mosaic-motivation/")
 #: Fenced blocks in these languages hold code or data, not command lines.
 NOT_SHELL = {"python", "toml", "json", "text"}
 _START = re.compile(r"^(tessera [a-z{]|pip install |bash |cargo |python )")
@@ -70,8 +71,8 @@ Check = Union[Run, Skip]
 
 _RECORD = Skip("records a program under Valgrind or QEMU; tests/test_record.py records small C programs with both")
 _REPRODUCE = Skip(
-    "a study of minutes (--quick) to hours; tests/test_reproduce.py, tests/test_reproduce_mosaic.py and "
-    "tests/test_reproduce_gtsm.py run the same code at a test scale"
+    "a study of minutes (--quick) to hours; tests/test_reproduce.py, tests/test_reproduce_mosaic.py, "
+    "tests/test_reproduce_gtsm.py and tests/test_reproduce_mosaic_motivation.py run the same code at a test scale"
 )
 _SMALL_GUPS = ("table=4GiB", "table=64MiB --param updates=20k")
 _PLACEHOLDERS = (("RUN_ID", "{run_id}"), ("3f2a9c", "{run_id_prefix}"))
@@ -224,6 +225,9 @@ COMMANDS: dict[str, Check] = {
     "tessera reproduce gtsm --quick -o gtsm-report": _REPRODUCE,
     "tessera reproduce gtsm --quick -o gtsm-quick": _REPRODUCE,
     "tessera reproduce gtsm -o gtsm-full": _REPRODUCE,
+    "tessera reproduce mosaic-motivation --quick -o mm-report": _REPRODUCE,
+    "tessera reproduce mosaic-motivation --quick -o mm-quick": _REPRODUCE,
+    "tessera reproduce mosaic-motivation -o mm-full": _REPRODUCE,
 }
 
 #: Workload parameters of the small copies of the example sweeps (every workload they use).

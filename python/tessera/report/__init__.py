@@ -15,6 +15,10 @@ Studies (:data:`STUDIES`):
 - ``gtsm``: Du et al., "Supporting Superpages in Non-Contiguous Physical
   Memory" (HPCA 2015); see :mod:`tessera.report.gtsm_study` and
   docs/reproduce-gtsm.md.
+- ``mosaic-motivation``: Ausavarungnirun et al., "Mosaic: A GPU Memory
+  Manager with Application-Transparent Support for Multiple Page Sizes"
+  (MICRO 2017), its §3 on the GPU machine; see
+  :mod:`tessera.report.mosaic_motivation` and docs/reproduce-mosaic-motivation.md.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ STUDIES = {
     "mmu-analysis": "scale-out MMU study (Karakostas et al.): walks with 4 KiB/THP, Eq. 1, perfect-MMU bounds, prefetchers",
     "mosaic-pages": "Mosaic Pages (Gosakan et al.): Fig. 6 TLB misses, Table 3 utilisation, Table 4 swap I/O, and beyond",
     "gtsm": "GTSM superpages (Du et al.): Figs. 11-13 walks and IPC, Figs. 15-18 sensitivities, retired pages",
+    "mosaic-motivation": "Mosaic GPU (Ausavarungnirun et al.) §3: Fig. 3 TLB cost, Fig. 4 demand paging, bloat, L2 TLB vs PWC",
 }
 
 
@@ -60,7 +65,8 @@ def reproduce(
     :class:`tessera.report.mosaic_run.Reproduction`; it has no warm-up, so
     ``warmup`` must be left out; ``gtsm``: a
     :class:`tessera.report.gtsm_run.Reproduction`, whose warm-ups are its
-    own, so ``warmup`` must be left out too).
+    own, so ``warmup`` must be left out too; ``mosaic-motivation``: a
+    :class:`tessera.report.mosaic_motivation_run.Reproduction`, no warm-up).
     """
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
@@ -76,6 +82,15 @@ def reproduce(
             out = os.path.join("tessera-results", gtsm_study.sweep_name(scale))
         return gtsm_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs, force=force,
                                   progress=progress, command=command)
+    if study == "mosaic-motivation":
+        from tessera.report import mosaic_motivation, mosaic_motivation_run
+
+        if warmup is not None:
+            raise ValueError("mosaic-motivation runs each GPU kernel from its start to its end: --warmup does not apply")
+        if out is None:
+            out = os.path.join("tessera-results", mosaic_motivation.sweep_name(scale))
+        return mosaic_motivation_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs,
+                                               force=force, progress=progress, command=command)
     if study == "mosaic-pages":
         from tessera.report import mosaic_pages, mosaic_run
 

@@ -9,30 +9,15 @@ output directory.
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from pathlib import Path
 from typing import Any, Optional
 
 import pandas as pd
 
 from tessera.report import mosaic_motivation as mm
+from tessera.report.mosaic_run import Reproduction, begin, write_report
 
 __all__ = ["reproduce", "Reproduction"]
-
-
-@dataclasses.dataclass
-class Reproduction:
-    """What :func:`reproduce` made: the report's files, the runs of each
-    sweep, the tables, and how long it took (seconds)."""
-
-    out: Path
-    report_md: Path
-    report_html: Path
-    figures: list[Path]
-    runs: dict[str, pd.DataFrame]
-    tables: dict[str, pd.DataFrame]
-    timing: dict[str, float]
 
 
 def reproduce(
@@ -50,18 +35,12 @@ def reproduce(
     go to ``store`` (default ``<out>/store.sqlite``); runs already there are
     reused unless ``force``."""
     from tessera.report import mosaic_motivation_report as report
-    from tessera.report.mmu_analysis import _commit, run_sweep, sweep_toml
-    from tessera.report.mosaic_run import write_report
+    from tessera.report.mmu_analysis import run_sweep, sweep_toml
     from tessera.result import write_atomic
 
     mm._check_scale(scale)
     t_start = time.perf_counter()
-    commit = _commit()
-    out = Path(out)
-    (out / "sweeps").mkdir(parents=True, exist_ok=True)
-    store = str(store) if store is not None else str(out / "store.sqlite")
-    if command is None:
-        command = f"python -c 'import tessera; tessera.reproduce(\"{mm.STUDY}\", out=\"{out}\", scale=\"{scale}\")'"
+    out, store, command, commit = begin(out, store, command, mm.STUDY, scale)
 
     timing: dict[str, float] = {}
     runs: dict[str, pd.DataFrame] = {}

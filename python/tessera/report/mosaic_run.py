@@ -20,7 +20,7 @@ import pandas as pd
 
 from tessera.report import mosaic_pages as mp
 
-__all__ = ["reproduce", "Reproduction", "write_report"]
+__all__ = ["reproduce", "Reproduction", "write_report", "begin"]
 
 
 @dataclasses.dataclass
@@ -179,6 +179,22 @@ def write_report(
     write_atomic(html, to_html(blocks, title))
     return md, html, drawn
 
+def begin(out: Any, store: Optional[str], command: Optional[str], study: str,
+          scale: str) -> tuple[Path, str, str, Optional[str]]:
+    """A reproduction's start: its directory (with ``sweeps/``), its store
+    (default ``<out>/store.sqlite``), the command it states, and the commit
+    that simulates (taken now: the checkout may move on during a long run)."""
+    from tessera.report.mmu_analysis import _commit
+
+    commit = _commit()
+    out = Path(out)
+    (out / "sweeps").mkdir(parents=True, exist_ok=True)
+    store = str(store) if store is not None else str(out / "store.sqlite")
+    if command is None:
+        command = f"python -c 'import tessera; tessera.reproduce(\"{study}\", out=\"{out}\", scale=\"{scale}\")'"
+    return out, store, command, commit
+
+
 def reproduce(
     out: Any,
     *,
@@ -194,18 +210,12 @@ def reproduce(
     go to ``store`` (default ``<out>/store.sqlite``); runs already there are
     reused unless ``force``."""
     from tessera.report import mosaic_figures, mosaic_report
-    from tessera.report.mmu_analysis import _commit, sweep_toml
+    from tessera.report.mmu_analysis import sweep_toml
     from tessera.result import write_atomic
 
     mp._check_scale(scale)
     t_start = time.perf_counter()
-    # The code that simulates is the code at the start (the checkout may move on during a long run).
-    commit = _commit()
-    out = Path(out)
-    (out / "sweeps").mkdir(parents=True, exist_ok=True)
-    store = str(store) if store is not None else str(out / "store.sqlite")
-    if command is None:
-        command = f"python -c 'import tessera; tessera.reproduce(\"{mp.STUDY}\", out=\"{out}\", scale=\"{scale}\")'"
+    out, store, command, commit = begin(out, store, command, mp.STUDY, scale)
     machine = out / "sweeps" / mp.BEYOND_MACHINE_FILE
     write_atomic(machine, mp.BEYOND_MACHINE)
 
