@@ -63,7 +63,8 @@ def _row(apps: tuple[str, ...], config: str, ipcs: list[float], **extra: float) 
                            "gpu.walker.walk_cycles": 1000.0, "gpu.l1_tlb.hits": 90.0, "gpu.l1_tlb.lookups": 100.0,
                            "gpu.l2_tlb.hits": 5.0, "gpu.l2_tlb.lookups": 10.0, "gpu.stall.tlb": 0.0,
                            "gpu.stall.walk": 0.0, "gpu.stall.memory": 0.0, "gpu.stall.far_fault": 0.0,
-                           "gpu.sm.issue_cycles": 100.0, "gpu.sm.ldst_held_cycles": 0.0}
+                           "gpu.sm.issue_cycles": 100.0, "gpu.sm.ldst_held_cycles": 0.0,
+                           "gpu.dram.reads": 10.0, "gpu.l2.data_hits": 5.0, "gpu.l2.data_misses": 5.0}
     for i, (a, ipc) in enumerate(zip(apps, ipcs)):
         row.update({f"gpu.apps.{i}.ipc": ipc, f"gpu.apps.{i}.sms": sms[i], f"gpu.apps.{i}.warp_instructions": 100.0,
                     f"gpu.apps.{i}.touched_bytes": 4096.0, f"gpu.apps.{i}.mapped_bytes": extra.get("mapped", 4096.0)})
@@ -185,3 +186,23 @@ def test_mosaic_motivation_has_no_warmup(cli: Any) -> None:
         tessera.reproduce("mosaic-motivation", out="unused", scale="tiny", warmup="1M")
     r = cli("reproduce", "mosaic-motivation", "--tiny", "--warmup", "1M")
     assert r.code == 2 and "--warmup" in r.err
+
+
+def test_the_commit_a_report_states_is_tessera_s_never_another_repository_s(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    from tessera.report.mmu_analysis import _commit
+
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    other = tmp_path / "other"
+    other.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    git = ["git", "-C", str(other)]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], check=True, env={**__import__("os").environ, **env})
+    theirs = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    monkeypatch.chdir(other)
+    assert _commit() != theirs

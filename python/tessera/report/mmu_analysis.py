@@ -532,15 +532,20 @@ class Reproduction:
 
 
 def _commit() -> Optional[str]:
-    """The git commit of this checkout, when the package runs from one."""
-    here = Path(__file__).resolve().parent
-    try:
-        r = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return r.stdout.strip() or None if r.returncode == 0 else None
+    """The git commit of the Tessera checkout this package runs from, or, for
+    an installed package, of the Tessera checkout the command runs in; None
+    when neither is one (a git repository that is not Tessera's, such as one
+    holding site-packages, does not count)."""
+    for where in (Path(__file__).resolve().parent, Path.cwd()):
+        try:
+            r = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel", "--short", "HEAD"],
+                               capture_output=True, text=True, timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        lines = r.stdout.split()
+        if r.returncode == 0 and len(lines) == 2 and (Path(lines[0]) / "crates" / "tessera-core").is_dir():
+            return lines[1]
+    return None
 
 
 def sweep_toml(spec: Mapping[str, Any], header: str = "") -> str:
