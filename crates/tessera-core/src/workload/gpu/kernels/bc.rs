@@ -50,14 +50,15 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `sources` (default 2), `block` threads per block (default 256).
 
-use super::simt::Block;
+use super::bfs::visit;
+use super::neighbours::Neighbours;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocation, Kernel, KernelSource, Space};
 use crate::workload::graph::{sample_roots, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
@@ -120,16 +121,13 @@ impl Bc {
     pub fn new(p: &Params) -> Result<Bc> {
         let g = graph_input(p)?;
         let count = p.count_in("sources", 1, 1024)? as usize;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let mut sources = sample_roots(&csr.offsets, count, &mut component_rng(p.seed(), "gpu.bc.sources"));
+        let block = vertex_block(p, &g)?;
+        let (mut heap, g) = DeviceCsr::generate(p, &g);
+        let mut sources = sample_roots(&g.csr.offsets, count, &mut component_rng(p.seed(), "gpu.bc.sources"));
         if sources.is_empty() {
             // A graph with no edge: vertex 0, whose BFS ends at once.
             sources.push(0);
         }
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
         let n = g.n();
         let at = At {
             dist: heap.alloc("dist", 4 * n),
@@ -181,62 +179,28 @@ impl Bc {
         let (bs, at) = (self.block, self.at);
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (dist, sigma) = (&mut self.dist, &mut self.sigma);
         let mut changed = false;
-        let k = launch("bc_forward", id, [grid, 1, 1], [bs, 1, 1], 0, 20, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| at.dist + 4 * v(l));
-                let on_level = w.if_begin(|l| dist[v(l) as usize] == lv);
-                w.alu(1);
-                w.load(Space::Global, 8, |l| at.sigma + 8 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+        let k = thread_per_item("bc_forward", id, n, bs, 20, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 4, |l| at.dist + 4 * v(l));
+            let on_level = w.if_begin(|l| dist[v(l) as usize] == lv);
+            w.alu(1);
+            w.load(Space::Global, 8, |l| at.sigma + 8 * v(l));
+            Neighbours::load(w, g, v).walk(w, g, |w, _, u| {
+                visit(w, u, dist, [at.dist, at.changed], lv + 1, &mut changed);
+                w.load(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
+                let next = w.if_begin(|l| dist[u[l as usize] as usize] == lv + 1);
+                w.atomic(Space::Global, 8, |l| at.sigma + 8 * u[l as usize]);
                 for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
+                    let add = sigma[v(l) as usize];
+                    let t = &mut sigma[u[l as usize] as usize];
+                    *t = t.wrapping_add(add);
                 }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
-                    let fresh = w.if_begin(|l| dist[u[l as usize] as usize] == NONE);
-                    w.alu(1);
-                    w.store(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
-                    w.store(Space::Global, 4, |_| at.changed);
-                    for l in w.active() {
-                        dist[u[l as usize] as usize] = lv + 1;
-                        changed = true;
-                    }
-                    w.if_end(fresh);
-                    w.load(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
-                    let next = w.if_begin(|l| dist[u[l as usize] as usize] == lv + 1);
-                    w.atomic(Space::Global, 8, |l| at.sigma + 8 * u[l as usize]);
-                    for l in w.active() {
-                        let add = sigma[v(l) as usize];
-                        let t = &mut sigma[u[l as usize] as usize];
-                        *t = t.wrapping_add(add);
-                    }
-                    w.if_end(next);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                w.if_end(on_level);
-                w.if_end(in_range);
-            }
-            block.finish()
+                w.if_end(next);
+            });
+            w.if_end(on_level);
         });
         (k, changed)
     }
@@ -246,66 +210,43 @@ impl Bc {
         let (bs, at) = (self.block, self.at);
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (dist, sigma, delta, bc) = (&self.dist, &self.sigma, &mut self.delta, &mut self.bc);
-        launch("bc_backward", id, [grid, 1, 1], [bs, 1, 1], 0, 24, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                let mut sum = [0f32; 32];
+        thread_per_item("bc_backward", id, n, bs, 24, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            let mut sum = [0f32; 32];
+            w.alu(1);
+            w.load(Space::Global, 4, |l| at.dist + 4 * v(l));
+            let on_level = w.if_begin(|l| dist[v(l) as usize] == lv);
+            w.alu(1);
+            w.load(Space::Global, 8, |l| at.sigma + 8 * v(l));
+            let neighbours = Neighbours::load(w, g, v);
+            w.alu(1);
+            neighbours.walk(w, g, |w, _, u| {
+                w.alu(1);
+                w.load(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
+                let succ = w.if_begin(|l| dist[u[l as usize] as usize] == lv + 1);
+                w.load(Space::Global, 8, |l| at.sigma + 8 * u[l as usize]);
+                w.load(Space::Global, 4, |l| at.delta + 4 * u[l as usize]);
+                w.alu(2);
+                w.sfu(1);
                 w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| at.dist + 4 * v(l));
-                let on_level = w.if_begin(|l| dist[v(l) as usize] == lv);
-                w.alu(1);
-                w.load(Space::Global, 8, |l| at.sigma + 8 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
-                w.alu(1);
                 for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
+                    let (x, y) = (v(l) as usize, u[l as usize] as usize);
+                    sum[l as usize] += dependency(sigma[x], sigma[y], delta[y]);
                 }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| at.dist + 4 * u[l as usize]);
-                    let succ = w.if_begin(|l| dist[u[l as usize] as usize] == lv + 1);
-                    w.load(Space::Global, 8, |l| at.sigma + 8 * u[l as usize]);
-                    w.load(Space::Global, 4, |l| at.delta + 4 * u[l as usize]);
-                    w.alu(2);
-                    w.sfu(1);
-                    w.alu(3);
-                    for l in w.active() {
-                        let (x, y) = (v(l) as usize, u[l as usize] as usize);
-                        sum[l as usize] += dependency(sigma[x], sigma[y], delta[y]);
-                    }
-                    w.if_end(succ);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                w.alu(1);
-                w.store(Space::Global, 4, |l| at.delta + 4 * v(l));
-                w.alu(1);
-                w.load(Space::Global, 4, |l| at.bc + 4 * v(l));
-                w.alu(1);
-                w.store(Space::Global, 4, |l| at.bc + 4 * v(l));
-                for l in w.active() {
-                    delta[v(l) as usize] = sum[l as usize];
-                    bc[v(l) as usize] += sum[l as usize];
-                }
-                w.if_end(on_level);
-                w.if_end(in_range);
+                w.if_end(succ);
+            });
+            w.alu(1);
+            w.store(Space::Global, 4, |l| at.delta + 4 * v(l));
+            w.alu(1);
+            w.load(Space::Global, 4, |l| at.bc + 4 * v(l));
+            w.alu(1);
+            w.store(Space::Global, 4, |l| at.bc + 4 * v(l));
+            for l in w.active() {
+                delta[v(l) as usize] = sum[l as usize];
+                bc[v(l) as usize] += sum[l as usize];
             }
-            block.finish()
+            w.if_end(on_level);
         })
     }
 }

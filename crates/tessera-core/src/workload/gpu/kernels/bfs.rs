@@ -29,15 +29,15 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `block` threads per block (default 256).
 
-use super::simt::Block;
+use super::neighbours::Neighbours;
+use super::simt::Warp;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
-use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
-use crate::workload::graph::{sample_roots, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
+use crate::workload::gpu::{Allocator, Kernel, Space};
+use crate::workload::graph::{GraphInput, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -69,18 +69,9 @@ pub struct Bfs {
 impl Bfs {
     pub fn new(p: &Params) -> Result<Bfs> {
         let g = graph_input(p)?;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        // A graph with no edge at all has no root of degree 1; vertex 0 then.
-        let root = sample_roots(&csr.offsets, 1, &mut component_rng(p.seed(), "gpu.bfs.root")).first().copied().unwrap_or(0);
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
-        let n = g.n();
-        let level_at = heap.alloc("level", 4 * n);
+        let block = vertex_block(p, &g)?;
+        let Start { mut heap, g, level_at, root, level } = Start::new(p, &g);
         let changed_at = heap.alloc("changed", 4);
-        let mut level = vec![NONE; n as usize];
-        level[root as usize] = 0;
         Ok(Bfs { launches: Launches::new(heap.allocations), block, g, level_at, changed_at, root, level, changed: true })
     }
 
@@ -89,66 +80,86 @@ impl Bfs {
         let cur = id - 1;
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let level = &mut self.level;
         let mut changed = false;
-        let k = launch("bfs", id, [grid, 1, 1], [bs, 1, 1], 0, 16, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| level_at + 4 * v(l));
-                let frontier = w.if_begin(|l| level[v(l) as usize] == cur);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
-                for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
-                }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    let fresh = w.if_begin(|l| level[u[l as usize] as usize] == NONE);
-                    w.alu(1);
-                    w.store(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    w.store(Space::Global, 4, |_| changed_at);
-                    for l in w.active() {
-                        level[u[l as usize] as usize] = cur + 1;
-                        changed = true;
-                    }
-                    w.if_end(fresh);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                w.if_end(frontier);
-                w.if_end(in_range);
-            }
-            block.finish()
+        let k = thread_per_item("bfs", id, n, bs, 16, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 4, |l| level_at + 4 * v(l));
+            let frontier = w.if_begin(|l| level[v(l) as usize] == cur);
+            w.alu(1);
+            Neighbours::load(w, g, v).walk(w, g, |w, _, u| {
+                visit(w, u, level, [level_at, changed_at], cur + 1, &mut changed);
+            });
+            w.if_end(frontier);
         });
         self.changed = changed;
         k
     }
 }
 
+/// What every BFS variant starts from: the graph placed, then `level`
+/// (`u32 × n`), unvisited but for the root at level 0. The root is drawn
+/// from `gpu.bfs.root` whatever the variant, so that given the same seed
+/// and graph the variants search from the same vertex and can be compared.
+pub(super) struct Start {
+    pub heap: Allocator,
+    pub g: DeviceCsr,
+    pub level_at: u64,
+    pub root: u32,
+    pub level: Vec<u32>,
+}
+
+impl Start {
+    pub fn new(p: &Params, input: &GraphInput) -> Start {
+        let (mut heap, g) = DeviceCsr::generate(p, input);
+        let root = g.root(p.seed(), "gpu.bfs.root");
+        let n = g.n();
+        let level_at = heap.alloc("level", 4 * n);
+        let mut level = vec![NONE; n as usize];
+        level[root as usize] = 0;
+        Start { heap, g, level_at, root, level }
+    }
+}
+
+/// The topology-driven visit of each active lane's neighbour `u`:
+/// `if (level[u] == ∞) { level[u] = next; *changed = 1; }`, with `at` the
+/// addresses of `level` and `changed`. Lanes that find the same neighbour
+/// all store `next`; the race is benign. Brandes' forward phase ([`super::bc`])
+/// visits the same way before it counts paths.
+pub(super) fn visit(w: &mut Warp, u: &[u64; 32], level: &mut [u32], at: [u64; 2], next: u32, changed: &mut bool) {
+    let [level_at, changed_at] = at;
+    w.alu(1);
+    w.load(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
+    let fresh = w.if_begin(|l| level[u[l as usize] as usize] == NONE);
+    w.alu(1);
+    w.store(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
+    w.store(Space::Global, 4, |_| changed_at);
+    for l in w.active() {
+        level[u[l as usize] as usize] = next;
+        *changed = true;
+    }
+    w.if_end(fresh);
+}
+
 launches!(Bfs, |k: &Bfs| !k.changed);
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::VecDeque;
 
     use super::super::tests::{drain, params};
     use super::*;
+
+    /// Check a BFS variant's run on `given` (seed 8) against `bfs`'s: the
+    /// same root, the same levels, as many launches.
+    pub fn check_against_bfs(given: &[(&str, &str)], root: u32, level: &[u32], launches: usize) {
+        let mut t = Bfs::new(&params("bfs", given, 8)).unwrap();
+        let kt = drain(&mut t);
+        assert_eq!(root, t.root, "{given:?}");
+        assert_eq!(level, t.level, "{given:?}");
+        assert_eq!(launches, kt.len(), "{given:?}");
+    }
 
     #[test]
     fn the_levels_are_a_sequential_bfss() {

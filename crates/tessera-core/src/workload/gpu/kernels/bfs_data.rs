@@ -37,15 +37,15 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `block` threads per block (default 256).
 
-use super::simt::Block;
+use super::bfs::Start;
+use super::neighbours::Neighbours;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
-use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
-use crate::workload::graph::{sample_roots, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
+use crate::workload::gpu::{Kernel, Space};
+use crate::workload::graph::{EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -78,18 +78,11 @@ pub struct BfsData {
 impl BfsData {
     pub fn new(p: &Params) -> Result<BfsData> {
         let g = graph_input(p)?;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let root = sample_roots(&csr.offsets, 1, &mut component_rng(p.seed(), "gpu.bfs.root")).first().copied().unwrap_or(0);
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
+        let block = vertex_block(p, &g)?;
+        let Start { mut heap, g, level_at, root, level } = Start::new(p, &g);
         let n = g.n();
-        let level_at = heap.alloc("level", 4 * n);
         let queue_at = [heap.alloc("queue0", 4 * n), heap.alloc("queue1", 4 * n)];
         let tail_at = heap.alloc("tail", 4);
-        let mut level = vec![NONE; n as usize];
-        level[root as usize] = 0;
         Ok(BfsData {
             launches: Launches::new(heap.allocations),
             block,
@@ -110,62 +103,38 @@ impl BfsData {
         let g = &self.g;
         let (level, frontier) = (&mut self.level, &self.frontier);
         let len = frontier.len() as u64;
-        let grid = len.div_ceil(bs as u64) as u32;
         let mut next: Vec<u32> = Vec::new();
-        let k = launch("bfs_data", id, [grid, 1, 1], [bs, 1, 1], 0, 20, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let i = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                w.alu(3);
-                let in_range = w.if_begin(|l| i(l) < len);
+        let k = thread_per_item("bfs_data", id, len, bs, 20, |w, i0| {
+            let i = |l: u32| i0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 4, |l| in_at + 4 * i(l));
+            let v = |l: u32| frontier[i(l) as usize] as u64;
+            w.alu(1);
+            Neighbours::load(w, g, v).walk(w, g, |w, _, u| {
                 w.alu(1);
-                w.load(Space::Global, 4, |l| in_at + 4 * i(l));
-                let v = |l: u32| frontier[i(l) as usize] as u64;
+                w.load(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
+                let fresh = w.if_begin(|l| level[u[l as usize] as usize] == NONE);
                 w.alu(1);
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+                w.atomic(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
+                let mut won = [false; 32];
                 for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
-                }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    let fresh = w.if_begin(|l| level[u[l as usize] as usize] == NONE);
-                    w.alu(1);
-                    w.atomic(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    let mut won = [false; 32];
-                    for l in w.active() {
-                        let t = &mut level[u[l as usize] as usize];
-                        won[l as usize] = *t == NONE;
-                        if *t == NONE {
-                            *t = cur + 1;
-                        }
-                    }
-                    let claimed = w.if_begin(|l| won[l as usize]);
-                    w.atomic(Space::Global, 4, |_| tail_at);
-                    let slot = next.len() as u64;
-                    w.alu(1);
-                    w.store(Space::Global, 4, |l| out_at + 4 * (slot + push_rank(&won, l)));
-                    for l in w.active() {
-                        next.push(u[l as usize] as u32);
-                    }
-                    w.if_end(claimed);
-                    w.if_end(fresh);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
+                    let t = &mut level[u[l as usize] as usize];
+                    won[l as usize] = *t == NONE;
+                    if *t == NONE {
+                        *t = cur + 1;
                     }
                 }
-                w.if_end(in_range);
-            }
-            block.finish()
+                let claimed = w.if_begin(|l| won[l as usize]);
+                w.atomic(Space::Global, 4, |_| tail_at);
+                let slot = next.len() as u64;
+                w.alu(1);
+                w.store(Space::Global, 4, |l| out_at + 4 * (slot + push_rank(&won, l)));
+                for l in w.active() {
+                    next.push(u[l as usize] as u32);
+                }
+                w.if_end(claimed);
+                w.if_end(fresh);
+            });
         });
         self.frontier = next;
         k
@@ -182,7 +151,7 @@ launches!(BfsData, |k: &BfsData| k.frontier.is_empty());
 
 #[cfg(test)]
 mod tests {
-    use super::super::bfs::Bfs;
+    use super::super::bfs::tests::check_against_bfs;
     use super::super::tests::{drain, params};
     use super::*;
     use crate::workload::gpu::Op;
@@ -193,11 +162,7 @@ mod tests {
             let given = [("graph", graph), ("scale", "10"), ("edgefactor", "4")];
             let mut b = BfsData::new(&params("bfs_data", &given, 8)).unwrap();
             let ks = drain(&mut b);
-            let mut t = Bfs::new(&params("bfs", &given, 8)).unwrap();
-            assert_eq!(b.root, t.root);
-            let kt = drain(&mut t);
-            assert_eq!(b.level, t.level, "{graph}");
-            assert_eq!(ks.len(), kt.len(), "{graph}");
+            check_against_bfs(&given, b.root, &b.level, ks.len());
             // One thread per frontier vertex, one push per visited vertex but the root.
             let visited = b.level.iter().filter(|&&l| l != NONE).count();
             let threads: usize = ks.iter().map(|k| k.grid[0] as usize).sum::<usize>() * 256;

@@ -33,29 +33,22 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `block` threads per block (a multiple of 32, default 256).
 
+use super::bfs::{visit, Start};
+use super::neighbours::Neighbours;
 use super::simt::Block;
-use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
-    BLOCK_PARAM, SCALE_PARAM,
-};
+use super::{block_size, blocks_for, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches};
 use crate::error::{Error, Result};
-use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
-use crate::workload::graph::{sample_roots, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
-use crate::workload::{ParamDoc, Params};
+use crate::workload::gpu::{Kernel, Space, WARP_SIZE};
+use crate::workload::Params;
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
     name: "bfs_warp",
     summary: "breadth-first search levels, warp per vertex (lanes stride its neighbours), one launch per level",
-    params: PARAMS,
-    footprint: |p| {
-        let g = graph_input(p)?;
-        Ok(csr_footprint(&g) + covered(4 * g.vertices()) + covered(4))
-    },
+    // bfs's parameters and buffers: only the launch differs.
+    params: super::bfs::INFO.params,
+    footprint: super::bfs::INFO.footprint,
     build: |p| Ok(Box::new(BfsWarp::new(p)?)),
 };
-
-const PARAMS: &[ParamDoc] = &[GRAPH_PARAM, SCALE_PARAM, EDGEFACTOR_PBBS, BLOCK_PARAM];
 
 pub struct BfsWarp {
     launches: Launches,
@@ -78,15 +71,8 @@ impl BfsWarp {
             return Err(Error::config(p.key_path("block"), format!("{block} threads: a warp per vertex needs whole warps")));
         }
         blocks_for(p, WARP_SIZE as u64 * g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let root = sample_roots(&csr.offsets, 1, &mut component_rng(p.seed(), "gpu.bfs.root")).first().copied().unwrap_or(0);
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
-        let n = g.n();
-        let level_at = heap.alloc("level", 4 * n);
+        let Start { mut heap, g, level_at, root, level } = Start::new(p, &g);
         let changed_at = heap.alloc("changed", 4);
-        let mut level = vec![NONE; n as usize];
-        level[root as usize] = 0;
         Ok(BfsWarp { launches: Launches::new(heap.allocations), block, g, level_at, changed_at, root, level, changed: true })
     }
 
@@ -103,43 +89,17 @@ impl BfsWarp {
             let mut block = Block::new([bx, 0, 0], bs);
             for (wi, w) in block.warps.iter_mut().enumerate() {
                 let v = per_block * bx as u64 + wi as u64;
-                let (mut j, mut u) = ([0u64; 32], [0u64; 32]);
                 w.alu(4);
                 let in_range = w.if_begin(|_| v < n);
                 w.alu(1);
                 w.load(Space::Global, 4, |_| level_at + 4 * v);
                 let frontier = w.if_begin(|_| level[v as usize] == cur);
                 w.alu(1);
-                w.load(Space::Global, 4, |_| g.row + 4 * v);
-                w.load(Space::Global, 4, |_| g.row + 4 * (v + 1));
+                let neighbours = Neighbours::load(w, g, |_| v);
                 w.alu(1);
-                let (lo, end) = if v < n { g.span(v) } else { (0, 0) };
-                for l in w.active() {
-                    j[l as usize] = lo + l as u64;
-                }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    let fresh = w.if_begin(|l| level[u[l as usize] as usize] == NONE);
-                    w.alu(1);
-                    w.store(Space::Global, 4, |l| level_at + 4 * u[l as usize]);
-                    w.store(Space::Global, 4, |_| changed_at);
-                    for l in w.active() {
-                        level[u[l as usize] as usize] = cur + 1;
-                        changed = true;
-                    }
-                    w.if_end(fresh);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += WARP_SIZE as u64;
-                    }
-                }
+                neighbours.strided(w).walk(w, g, |w, _, u| {
+                    visit(w, u, level, [level_at, changed_at], cur + 1, &mut changed);
+                });
                 w.if_end(frontier);
                 w.if_end(in_range);
             }
@@ -154,7 +114,7 @@ launches!(BfsWarp, |k: &BfsWarp| !k.changed);
 
 #[cfg(test)]
 mod tests {
-    use super::super::bfs::Bfs;
+    use super::super::bfs::tests::check_against_bfs;
     use super::super::tests::{drain, params};
     use super::*;
     use crate::workload::gpu::Op;
@@ -165,11 +125,7 @@ mod tests {
             let given = [("graph", graph), ("scale", "10"), ("edgefactor", "4")];
             let mut b = BfsWarp::new(&params("bfs_warp", &given, 8)).unwrap();
             let ks = drain(&mut b);
-            let mut t = Bfs::new(&params("bfs", &given, 8)).unwrap();
-            assert_eq!(b.root, t.root);
-            let kt = drain(&mut t);
-            assert_eq!(b.level, t.level, "{graph}");
-            assert_eq!(ks.len(), kt.len(), "{graph}");
+            check_against_bfs(&given, b.root, &b.level, ks.len());
             // Frontier warps' col loads are coalesced: consecutive lanes, consecutive entries.
             let col_loads: Vec<Vec<u64>> = ks
                 .iter()

@@ -40,14 +40,13 @@ use std::cmp::Reverse;
 
 use rand::Rng;
 
-use super::simt::Block;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
+use crate::workload::gpu::{Kernel, Space};
 use crate::workload::graph::{EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
@@ -81,13 +80,10 @@ pub struct GraphColoring {
 impl GraphColoring {
     pub fn new(p: &Params) -> Result<GraphColoring> {
         let g = graph_input(p)?;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
+        let block = vertex_block(p, &g)?;
+        let (mut heap, g) = DeviceCsr::generate(p, &g);
         let mut rng = component_rng(p.seed(), "gpu.graph_coloring.priority");
-        let priority: Vec<u32> = (0..csr.n()).map(|_| rng.gen()).collect();
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
+        let priority: Vec<u32> = (0..g.csr.n()).map(|_| rng.gen()).collect();
         let n = g.n();
         let priority_at = heap.alloc("priority", 4 * n);
         let color_at = heap.alloc("color", 4 * n);
@@ -110,72 +106,64 @@ impl GraphColoring {
         let round = id - 1;
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (priority, color) = (&self.priority, &mut self.color);
         // Distinct, so exactly one of two neighbours is higher.
         let rank = |v: u64| (priority[v as usize], Reverse(v));
         let mut more = false;
-        let k = launch("graph_coloring", id, [grid, 1, 1], [bs, 1, 1], 0, 18, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                let mut max = [true; 32];
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| color_at + 4 * v(l));
-                let open = w.if_begin(|l| color[v(l) as usize] == NONE);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| priority_at + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
-                w.alu(1);
-                for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
-                }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize] && max[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| color_at + 4 * u[l as usize]);
-                    w.alu(1);
-                    let competing = w.if_begin(|l| {
-                        let c = color[u[l as usize] as usize];
-                        c == NONE || c == round
-                    });
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| priority_at + 4 * u[l as usize]);
-                    let higher = w.if_begin(|l| rank(u[l as usize]) > rank(v(l)));
-                    w.alu(1);
-                    for l in w.active() {
-                        max[l as usize] = false;
-                    }
-                    w.if_end(higher);
-                    w.if_end(competing);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                let top = w.if_begin(|l| max[l as usize]);
-                w.alu(1);
-                w.store(Space::Global, 4, |l| color_at + 4 * v(l));
-                for l in w.active() {
-                    color[v(l) as usize] = round;
-                }
-                w.if_else(&top);
-                w.store(Space::Global, 4, |_| more_at);
-                more |= w.mask() != 0;
-                w.if_end(top);
-                w.if_end(open);
-                w.if_end(in_range);
+        let k = thread_per_item("graph_coloring", id, n, bs, 18, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
+            let mut max = [true; 32];
+            w.alu(1);
+            w.load(Space::Global, 4, |l| color_at + 4 * v(l));
+            let open = w.if_begin(|l| color[v(l) as usize] == NONE);
+            w.alu(1);
+            w.load(Space::Global, 4, |l| priority_at + 4 * v(l));
+            w.load(Space::Global, 4, |l| g.row + 4 * v(l));
+            w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+            w.alu(1);
+            for l in w.active() {
+                (j[l as usize], end[l as usize]) = g.span(v(l));
             }
-            block.finish()
+            let mut lp = w.loop_begin();
+            while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize] && max[l as usize]) {
+                w.alu(1);
+                w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
+                for l in w.active() {
+                    u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
+                }
+                w.alu(1);
+                w.load(Space::Global, 4, |l| color_at + 4 * u[l as usize]);
+                w.alu(1);
+                let competing = w.if_begin(|l| {
+                    let c = color[u[l as usize] as usize];
+                    c == NONE || c == round
+                });
+                w.alu(1);
+                w.load(Space::Global, 4, |l| priority_at + 4 * u[l as usize]);
+                let higher = w.if_begin(|l| rank(u[l as usize]) > rank(v(l)));
+                w.alu(1);
+                for l in w.active() {
+                    max[l as usize] = false;
+                }
+                w.if_end(higher);
+                w.if_end(competing);
+                w.alu(1);
+                for l in w.active() {
+                    j[l as usize] += 1;
+                }
+            }
+            let top = w.if_begin(|l| max[l as usize]);
+            w.alu(1);
+            w.store(Space::Global, 4, |l| color_at + 4 * v(l));
+            for l in w.active() {
+                color[v(l) as usize] = round;
+            }
+            w.if_else(&top);
+            w.store(Space::Global, 4, |_| more_at);
+            more |= w.mask() != 0;
+            w.if_end(top);
+            w.if_end(open);
         });
         self.more = more;
         k

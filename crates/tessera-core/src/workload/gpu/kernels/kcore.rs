@@ -42,13 +42,13 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `k` (default 16), `block` threads per block (default 256).
 
-use super::simt::Block;
+use super::neighbours::Neighbours;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocation, Kernel, KernelSource, Space};
 use crate::workload::graph::{EDGEFACTOR_PBBS, GRAPH_PARAM};
 use crate::workload::{ParamDoc, Params};
 
@@ -103,11 +103,8 @@ impl Kcore {
     pub fn new(p: &Params) -> Result<Kcore> {
         let g = graph_input(p)?;
         let k = p.count_in("k", 1, 1 << 20)? as u32;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
+        let block = vertex_block(p, &g)?;
+        let (mut heap, g) = DeviceCsr::generate(p, &g);
         let n = g.n();
         let at = At {
             deg: heap.alloc("deg", 4 * n),
@@ -135,54 +132,30 @@ impl Kcore {
         let (bs, at) = (self.block, self.at);
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (deg, removed, flag) = (&mut self.deg, &self.removed, &mut self.flag);
-        launch("kcore_decrement", id, [grid, 1, 1], [bs, 1, 1], 0, 16, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
+        thread_per_item("kcore_decrement", id, n, bs, 16, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 1, |l| at.flag + v(l));
+            let flagged = w.if_begin(|l| flag[v(l) as usize]);
+            w.alu(1);
+            Neighbours::load(w, g, v).walk(w, g, |w, _, u| {
                 w.alu(1);
-                w.load(Space::Global, 1, |l| at.flag + v(l));
-                let flagged = w.if_begin(|l| flag[v(l) as usize]);
+                w.load(Space::Global, 1, |l| at.removed + u[l as usize]);
+                let alive = w.if_begin(|l| !removed[u[l as usize] as usize]);
                 w.alu(1);
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+                w.atomic(Space::Global, 4, |l| at.deg + 4 * u[l as usize]);
                 for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
+                    deg[u[l as usize] as usize] -= 1;
                 }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    for l in w.active() {
-                        u[l as usize] = g.csr.targets[j[l as usize] as usize] as u64;
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 1, |l| at.removed + u[l as usize]);
-                    let alive = w.if_begin(|l| !removed[u[l as usize] as usize]);
-                    w.alu(1);
-                    w.atomic(Space::Global, 4, |l| at.deg + 4 * u[l as usize]);
-                    for l in w.active() {
-                        deg[u[l as usize] as usize] -= 1;
-                    }
-                    w.if_end(alive);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                w.alu(1);
-                w.store(Space::Global, 1, |l| at.flag + v(l));
-                for l in w.active() {
-                    flag[v(l) as usize] = false;
-                }
-                w.if_end(flagged);
-                w.if_end(in_range);
+                w.if_end(alive);
+            });
+            w.alu(1);
+            w.store(Space::Global, 1, |l| at.flag + v(l));
+            for l in w.active() {
+                flag[v(l) as usize] = false;
             }
-            block.finish()
+            w.if_end(flagged);
         })
     }
 
@@ -190,36 +163,28 @@ impl Kcore {
     fn remove(&mut self, id: u32) -> Kernel {
         let (bs, k, at) = (self.block, self.k, self.at);
         let n = self.g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (deg, removed, flag) = (&self.deg, &mut self.removed, &mut self.flag);
         let mut peeled = false;
-        let kernel = launch("kcore_remove", id, [grid, 1, 1], [bs, 1, 1], 0, 10, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 1, |l| at.removed + v(l));
-                let present = w.if_begin(|l| !removed[v(l) as usize]);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| at.deg + 4 * v(l));
-                let peel = w.if_begin(|l| deg[v(l) as usize] < k);
-                w.alu(1);
-                w.store(Space::Global, 1, |l| at.removed + v(l));
-                w.store(Space::Global, 1, |l| at.flag + v(l));
-                w.atomic(Space::Global, 4, |_| at.count);
-                w.store(Space::Global, 1, |_| at.over);
-                for l in w.active() {
-                    removed[v(l) as usize] = true;
-                    flag[v(l) as usize] = true;
-                    peeled = true;
-                }
-                w.if_end(peel);
-                w.if_end(present);
-                w.if_end(in_range);
+        let kernel = thread_per_item("kcore_remove", id, n, bs, 10, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 1, |l| at.removed + v(l));
+            let present = w.if_begin(|l| !removed[v(l) as usize]);
+            w.alu(1);
+            w.load(Space::Global, 4, |l| at.deg + 4 * v(l));
+            let peel = w.if_begin(|l| deg[v(l) as usize] < k);
+            w.alu(1);
+            w.store(Space::Global, 1, |l| at.removed + v(l));
+            w.store(Space::Global, 1, |l| at.flag + v(l));
+            w.atomic(Space::Global, 4, |_| at.count);
+            w.store(Space::Global, 1, |_| at.over);
+            for l in w.active() {
+                removed[v(l) as usize] = true;
+                flag[v(l) as usize] = true;
+                peeled = true;
             }
-            block.finish()
+            w.if_end(peel);
+            w.if_end(present);
         });
         self.peeled = peeled;
         kernel

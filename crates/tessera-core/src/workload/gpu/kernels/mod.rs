@@ -49,6 +49,7 @@ macro_rules! launches {
 }
 
 pub mod simt;
+mod neighbours;
 
 pub mod bc;
 pub mod bfs;
@@ -71,9 +72,11 @@ pub mod vector_add;
 
 use std::collections::BTreeMap;
 
-use super::{Allocation, Allocator, Kernel, KernelSource, ThreadBlock};
+use simt::{Block, Warp};
+use super::{Allocation, Allocator, Kernel, KernelSource, ThreadBlock, WARP_SIZE};
 use crate::error::{Error, Result};
-use crate::workload::graph::{Csr, GraphInput};
+use crate::rng::component_rng;
+use crate::workload::graph::{sample_roots, Csr, GraphInput};
 use crate::workload::{ParamDoc, Params};
 
 /// Where the first buffer of a built-in kernel's application is allocated
@@ -180,6 +183,14 @@ fn blocks_for(p: &Params, threads: u64, block: u32) -> Result<u32> {
     })
 }
 
+/// Threads per block (parameter `block`) for a launch of a thread per
+/// vertex of `g`.
+fn vertex_block(p: &Params, g: &GraphInput) -> Result<u32> {
+    let block = block_size(p)?;
+    blocks_for(p, g.vertices(), block)?;
+    Ok(block)
+}
+
 /// Parameter `scale` of the graph kernels (default 14: 16384 vertices).
 pub const SCALE_PARAM: ParamDoc =
     ParamDoc { name: "scale", default: "14", doc: "log2 of the vertex count (2^scale vertices), 1 to 26" };
@@ -226,6 +237,20 @@ impl DeviceCsr {
         DeviceCsr { csr, row, col }
     }
 
+    /// The graph of `input`, generated from the run seed, as the
+    /// application's first buffers on a fresh heap.
+    fn generate(p: &Params, input: &GraphInput) -> (Allocator, DeviceCsr) {
+        let mut heap = Allocator::new(HEAP_BASE);
+        let g = DeviceCsr::place(&mut heap, input.csr(p.seed(), true));
+        (heap, g)
+    }
+
+    /// A search root drawn from `component`: a vertex of degree at least 1,
+    /// or vertex 0 in a graph with no edge at all.
+    fn root(&self, seed: u64, component: &str) -> u32 {
+        sample_roots(&self.csr.offsets, 1, &mut component_rng(seed, component)).first().copied().unwrap_or(0)
+    }
+
     fn n(&self) -> u64 {
         self.csr.n() as u64
     }
@@ -256,6 +281,33 @@ fn launch(
         }
     }
     Kernel { name: name.to_string(), id, grid, block, shmem_bytes, regs_per_thread, blocks }
+}
+
+/// A launch of a thread per item (a vertex, a queue entry), `items` of
+/// them, in `ceil(items / bs)` blocks of `bs` threads, as the thread-centric
+/// graph kernels launch. Each warp issues the 3 index instructions and the
+/// `i < items` guard, then `body(warp, i0)` with the lanes in range active,
+/// lane `l`'s item being `i0 + l`.
+fn thread_per_item(
+    name: &str,
+    id: u32,
+    items: u64,
+    bs: u32,
+    regs_per_thread: u32,
+    mut body: impl FnMut(&mut Warp, u64),
+) -> Kernel {
+    let grid = items.div_ceil(bs as u64) as u32;
+    launch(name, id, [grid, 1, 1], [bs, 1, 1], 0, regs_per_thread, |[bx, _, _]| {
+        let mut block = Block::new([bx, 0, 0], bs);
+        for (wi, w) in block.warps.iter_mut().enumerate() {
+            let i0 = bs as u64 * bx as u64 + wi as u64 * WARP_SIZE as u64;
+            w.alu(3);
+            let in_range = w.if_begin(|l| i0 + (l as u64) < items);
+            body(w, i0);
+            w.if_end(in_range);
+        }
+        block.finish()
+    })
 }
 
 /// Launches of an application, one after another: the shared part of each

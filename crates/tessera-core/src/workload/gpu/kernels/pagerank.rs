@@ -30,13 +30,13 @@
 //! `graph` (rmat or random), `scale` (default 14), `edgefactor` (default
 //! 10), `iterations` (default 5), `block` threads per block (default 256).
 
-use super::simt::Block;
+use super::neighbours::Neighbours;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
-use crate::workload::gpu::{Allocation, Allocator, Kernel, KernelSource, Space, WARP_SIZE};
+use crate::workload::gpu::{Allocation, Kernel, KernelSource, Space};
 use crate::workload::graph::{EDGEFACTOR_PBBS, GRAPH_PARAM};
 use crate::workload::{ParamDoc, Params};
 
@@ -78,11 +78,8 @@ impl PageRank {
     pub fn new(p: &Params) -> Result<PageRank> {
         let g = graph_input(p)?;
         let iterations = p.count_in("iterations", 1, 1000)? as u32;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
+        let block = vertex_block(p, &g)?;
+        let (mut heap, g) = DeviceCsr::generate(p, &g);
         let n = g.n();
         let rank_at = heap.alloc("rank", 4 * n);
         let contrib_at = heap.alloc("contrib", 4 * n);
@@ -103,28 +100,21 @@ impl PageRank {
         let g = &self.g;
         let n = g.n();
         let (rank, contrib) = (&self.rank, &mut self.contrib);
-        launch("pr_contrib", id, [n.div_ceil(bs as u64) as u32, 1, 1], [bs, 1, 1], 0, 12, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                w.alu(3);
-                let s = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| rank_at + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
-                w.alu(2);
-                w.sfu(1);
-                w.alu(1);
-                w.store(Space::Global, 4, |l| contrib_at + 4 * v(l));
-                for l in w.active() {
-                    let (lo, hi) = g.span(v(l));
-                    let i = v(l) as usize;
-                    contrib[i] = if hi > lo { rank[i] / (hi - lo) as f32 } else { 0.0 };
-                }
-                w.if_end(s);
+        thread_per_item("pr_contrib", id, n, bs, 12, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            w.alu(1);
+            w.load(Space::Global, 4, |l| rank_at + 4 * v(l));
+            w.load(Space::Global, 4, |l| g.row + 4 * v(l));
+            w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+            w.alu(2);
+            w.sfu(1);
+            w.alu(1);
+            w.store(Space::Global, 4, |l| contrib_at + 4 * v(l));
+            for l in w.active() {
+                let (lo, hi) = g.span(v(l));
+                let i = v(l) as usize;
+                contrib[i] = if hi > lo { rank[i] / (hi - lo) as f32 } else { 0.0 };
             }
-            block.finish()
         })
     }
 
@@ -134,41 +124,25 @@ impl PageRank {
         let n = g.n();
         let base = (1.0 - DAMPING) / n as f32;
         let (rank, contrib) = (&mut self.rank, &self.contrib);
-        launch("pr_pull", id, [n.div_ceil(bs as u64) as u32, 1, 1], [bs, 1, 1], 0, 16, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut sum) = ([0u64; 32], [0u64; 32], [0f32; 32]);
-                w.alu(3);
-                let s = w.if_begin(|l| v(l) < n);
+        thread_per_item("pr_pull", id, n, bs, 16, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            let mut sum = [0f32; 32];
+            w.alu(1);
+            let neighbours = Neighbours::load(w, g, v);
+            w.alu(1);
+            neighbours.walk(w, g, |w, _, u| {
                 w.alu(1);
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
+                w.load(Space::Global, 4, |l| contrib_at + 4 * u[l as usize]);
                 w.alu(1);
                 for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
+                    sum[l as usize] += contrib[u[l as usize] as usize];
                 }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    let u = |l: u32| g.csr.targets[j[l as usize] as usize] as u64;
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| contrib_at + 4 * u(l));
-                    w.alu(2);
-                    for l in w.active() {
-                        sum[l as usize] += contrib[g.csr.targets[j[l as usize] as usize] as usize];
-                        j[l as usize] += 1;
-                    }
-                }
-                w.alu(2);
-                w.store(Space::Global, 4, |l| rank_at + 4 * v(l));
-                for l in w.active() {
-                    rank[v(l) as usize] = DAMPING.mul_add(sum[l as usize], base);
-                }
-                w.if_end(s);
+            });
+            w.alu(2);
+            w.store(Space::Global, 4, |l| rank_at + 4 * v(l));
+            for l in w.active() {
+                rank[v(l) as usize] = DAMPING.mul_add(sum[l as usize], base);
             }
-            block.finish()
         })
     }
 }

@@ -39,15 +39,15 @@
 
 use rand::Rng;
 
-use super::simt::Block;
+use super::neighbours::Neighbours;
 use super::{
-    block_size, blocks_for, covered, csr_footprint, graph_input, launch, DeviceCsr, GpuKernelInfo, Launches,
+    covered, csr_footprint, graph_input, thread_per_item, vertex_block, DeviceCsr, GpuKernelInfo, Launches,
     BLOCK_PARAM, SCALE_PARAM,
 };
 use crate::error::Result;
 use crate::rng::component_rng;
-use crate::workload::gpu::{Allocator, Kernel, Space, WARP_SIZE};
-use crate::workload::graph::{sample_roots, Csr, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
+use crate::workload::gpu::{Kernel, Space};
+use crate::workload::graph::{Csr, EDGEFACTOR_PBBS, GRAPH_PARAM, NONE};
 use crate::workload::{ParamDoc, Params};
 
 pub const INFO: GpuKernelInfo = GpuKernelInfo {
@@ -109,13 +109,10 @@ pub struct Sssp {
 impl Sssp {
     pub fn new(p: &Params) -> Result<Sssp> {
         let g = graph_input(p)?;
-        let block = block_size(p)?;
-        blocks_for(p, g.vertices(), block)?;
-        let csr = g.csr(p.seed(), true);
-        let root = sample_roots(&csr.offsets, 1, &mut component_rng(p.seed(), "gpu.sssp.root")).first().copied().unwrap_or(0);
-        let weight = edge_weights(&csr, p.seed(), "gpu.sssp.weights");
-        let mut heap = Allocator::new(super::HEAP_BASE);
-        let g = DeviceCsr::place(&mut heap, csr);
+        let block = vertex_block(p, &g)?;
+        let (mut heap, g) = DeviceCsr::generate(p, &g);
+        let root = g.root(p.seed(), "gpu.sssp.root");
+        let weight = edge_weights(&g.csr, p.seed(), "gpu.sssp.weights");
         let n = g.n();
         let weight_at = heap.alloc("weight", 4 * weight.len() as u64);
         let dist_at = heap.alloc("dist", 4 * n);
@@ -140,60 +137,38 @@ impl Sssp {
         let (bs, weight_at, dist_at, changed_at) = (self.block, self.weight_at, self.dist_at, self.changed_at);
         let g = &self.g;
         let n = g.n();
-        let grid = n.div_ceil(bs as u64) as u32;
         let (weight, dist) = (&self.weight, &mut self.dist);
         let mut changed = false;
-        let k = launch("sssp", id, [grid, 1, 1], [bs, 1, 1], 0, 20, |[bx, _, _]| {
-            let mut block = Block::new([bx, 0, 0], bs);
-            for (wi, w) in block.warps.iter_mut().enumerate() {
-                let v = |l: u32| bs as u64 * bx as u64 + (wi as u32 * WARP_SIZE + l) as u64;
-                let (mut j, mut end, mut u) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                let (mut d, mut alt) = ([0u32; 32], [0u32; 32]);
-                w.alu(3);
-                let in_range = w.if_begin(|l| v(l) < n);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| dist_at + 4 * v(l));
-                for l in w.active() {
-                    d[l as usize] = dist[v(l) as usize];
-                }
-                let reached = w.if_begin(|l| d[l as usize] != NONE);
-                w.alu(1);
-                w.load(Space::Global, 4, |l| g.row + 4 * v(l));
-                w.load(Space::Global, 4, |l| g.row + 4 * (v(l) + 1));
-                for l in w.active() {
-                    (j[l as usize], end[l as usize]) = g.span(v(l));
-                }
-                let mut lp = w.loop_begin();
-                while w.loop_test(&mut lp, |l| j[l as usize] < end[l as usize]) {
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| g.col + 4 * j[l as usize]);
-                    w.load(Space::Global, 4, |l| weight_at + 4 * j[l as usize]);
-                    w.alu(1);
-                    for l in w.active() {
-                        let (l, e) = (l as usize, j[l as usize] as usize);
-                        u[l] = g.csr.targets[e] as u64;
-                        alt[l] = d[l] + weight[e];
-                    }
-                    w.alu(1);
-                    w.load(Space::Global, 4, |l| dist_at + 4 * u[l as usize]);
-                    let better = w.if_begin(|l| alt[l as usize] < dist[u[l as usize] as usize]);
-                    w.atomic(Space::Global, 4, |l| dist_at + 4 * u[l as usize]);
-                    w.store(Space::Global, 4, |_| changed_at);
-                    for l in w.active() {
-                        let t = &mut dist[u[l as usize] as usize];
-                        *t = (*t).min(alt[l as usize]);
-                        changed = true;
-                    }
-                    w.if_end(better);
-                    w.alu(1);
-                    for l in w.active() {
-                        j[l as usize] += 1;
-                    }
-                }
-                w.if_end(reached);
-                w.if_end(in_range);
+        let k = thread_per_item("sssp", id, n, bs, 20, |w, v0| {
+            let v = |l: u32| v0 + l as u64;
+            let (mut d, mut alt) = ([0u32; 32], [0u32; 32]);
+            w.alu(1);
+            w.load(Space::Global, 4, |l| dist_at + 4 * v(l));
+            for l in w.active() {
+                d[l as usize] = dist[v(l) as usize];
             }
-            block.finish()
+            let reached = w.if_begin(|l| d[l as usize] != NONE);
+            w.alu(1);
+            Neighbours::load(w, g, v).walk(w, g, |w, j, u| {
+                w.load(Space::Global, 4, |l| weight_at + 4 * j[l as usize]);
+                w.alu(1);
+                for l in w.active() {
+                    let l = l as usize;
+                    alt[l] = d[l] + weight[j[l] as usize];
+                }
+                w.alu(1);
+                w.load(Space::Global, 4, |l| dist_at + 4 * u[l as usize]);
+                let better = w.if_begin(|l| alt[l as usize] < dist[u[l as usize] as usize]);
+                w.atomic(Space::Global, 4, |l| dist_at + 4 * u[l as usize]);
+                w.store(Space::Global, 4, |_| changed_at);
+                for l in w.active() {
+                    let t = &mut dist[u[l as usize] as usize];
+                    *t = (*t).min(alt[l as usize]);
+                    changed = true;
+                }
+                w.if_end(better);
+            });
+            w.if_end(reached);
         });
         self.changed = changed;
         k
