@@ -483,7 +483,8 @@ def fig3_bars(apps: pd.DataFrame, out_dir: Path) -> list[Path]:
     ax.set_ylabel("IPC / ideal TLB")
     ax.set_ylim(0, 1.15)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, ncol=3, loc="lower center", frameon=False)
+    # Above the panel, where it cannot hide a bar.
+    ax.legend(fontsize=8, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return save(fig, out_dir, "fig3")
 
