@@ -153,19 +153,13 @@ def reproduce(
     that many of the runs found in the store with this build and compare
     every stat (:func:`recheck`); the report states the outcome."""
     from tessera.report import gtsm_figures, gtsm_report
-    from tessera.report.mmu_analysis import _commit, run_sweep, sweep_toml
-    from tessera.report.mosaic_run import write_report
+    from tessera.report.mmu_analysis import run_sweep, sweep_toml
+    from tessera.report.mosaic_run import begin, write_report
     from tessera.result import write_atomic
 
     gs._check_scale(scale)
     t_start = time.perf_counter()
-    # The code that simulates is the code at the start (the checkout may move on during a long run).
-    commit = _commit()
-    out = Path(out)
-    (out / "sweeps").mkdir(parents=True, exist_ok=True)
-    store = str(store) if store is not None else str(out / "store.sqlite")
-    if command is None:
-        command = f"python -c 'import tessera; tessera.reproduce(\"{gs.STUDY}\", out=\"{out}\", scale=\"{scale}\")'"
+    out, store, command, commit = begin(out, store, command, gs.STUDY, scale)
 
     timing: dict[str, float] = {}
     runs: dict[str, pd.DataFrame] = {}
