@@ -211,6 +211,7 @@ family! {
     family crate::physmem::allocator::FrameAllocator => AnyAllocator, ctx crate::physmem::allocator::AllocCtx, key "allocator" {
         "buddy" => Buddy(crate::physmem::allocator::buddy::Buddy),
         "iceberg" => Iceberg(crate::physmem::allocator::iceberg::Iceberg),
+        "cocoa" => Cocoa(crate::physmem::allocator::cocoa::Cocoa),
     }
     methods {
         mut fn alloc(order: u32) -> Option<crate::addr::Pfn>;
@@ -221,6 +222,7 @@ family! {
         mut fn reserve_block(pfn: crate::addr::Pfn, order: u32) -> bool;
         ref fn check_invariants() -> std::result::Result<(), String>;
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
+        mut fn hear_allocation(asid: crate::addr::Asid, va: u64, bytes: u64);
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;

@@ -433,6 +433,12 @@ impl PhysMem {
         Some(req)
     }
 
+    /// Application `asid` allocated `va .. va + bytes` (see
+    /// [`FrameAllocator::hear_allocation`]).
+    pub fn hear_allocation(&mut self, asid: crate::addr::Asid, va: u64, bytes: u64) {
+        self.alloc.hear_allocation(asid, va, bytes);
+    }
+
     /// The data page whose first frame is `pfn`, if one is mapped there (the reverse map).
     pub fn owner(&self, pfn: Pfn) -> Option<PageRequest> {
         self.owners.get(pfn.0)

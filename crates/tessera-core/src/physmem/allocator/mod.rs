@@ -25,6 +25,9 @@
 //!   which address space it is ([`PageRequest`]), so an allocator that
 //!   places by identity (a hash of (asid, vpn), per-application frames) can
 //!   use it. The default is `alloc(order)`.
+//! - `hear_allocation(asid, va, bytes)` tells the allocator what an
+//!   application allocated before it touches it (a GPU runtime's
+//!   cudaMalloc); no-op by default.
 //! - `page_mapped` and `page_freed` tell the allocator that a data page it
 //!   placed is now mapped, or was unmapped and its frames freed (they are
 //!   freed with `free` right after); both are no-ops by default.
@@ -60,6 +63,7 @@
 //!   any allowed frame); the OS refuses a policy without ages then.
 
 pub mod buddy;
+pub mod cocoa;
 pub mod iceberg;
 #[cfg(test)]
 pub mod reference;
@@ -143,6 +147,11 @@ pub trait FrameAllocator {
     fn alloc_page(&mut self, req: &PageRequest) -> Option<Pfn> {
         self.alloc(req.size.order())
     }
+    /// Application `asid` allocated the virtual range `va .. va + bytes`
+    /// (before touching it): for an allocator that places pages by what an
+    /// application allocates together (CoCoA's en-masse regions). No-op by
+    /// default.
+    fn hear_allocation(&mut self, _asid: Asid, _va: u64, _bytes: u64) {}
     /// The page `req` placed at `pfn` is now mapped.
     fn page_mapped(&mut self, _pfn: Pfn, _req: &PageRequest) {}
     /// The page `req` at `pfn` was unmapped; its frames are freed next.
