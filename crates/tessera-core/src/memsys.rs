@@ -134,6 +134,31 @@ impl MemorySystem {
         self.os.fault(va, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)
     }
 
+    /// The 4 KiB page at `va` of `asid` became usable: its transfer is
+    /// done (or it was mapped before the run). An in-place coalescer
+    /// counts it; true when that coalesced its 2 MiB region.
+    pub fn page_usable(&mut self, va: u64, asid: Asid) -> bool {
+        self.os.page_usable(va, asid, &mut self.pt, &mut self.mem, &mut self.walker)
+    }
+
+    /// Splinter the coalesced 2 MiB region holding `va` of `asid` and shoot
+    /// its large translation down from `tlbs`; the cycles charged (0 when
+    /// it was not coalesced).
+    pub fn splinter(&mut self, va: u64, asid: Asid, tlbs: &mut impl Shootdown) -> u64 {
+        self.os.splinter(va, asid, &mut self.pt, &mut self.mem, &mut self.walker, tlbs)
+    }
+
+    /// Whether pages are coalesced in place (`physmem.page_size = in_place`).
+    pub fn coalesces(&self) -> bool {
+        self.os.coalesces()
+    }
+
+    /// Application `asid` allocated `va .. va + bytes` before touching it
+    /// (the allocator may place its pages by that).
+    pub fn hear_allocation(&mut self, asid: Asid, va: u64, bytes: u64) {
+        self.mem.hear_allocation(asid, va, bytes);
+    }
+
     /// Begin a walk for `va` in `asid`'s table of format `F`: a cursor at
     /// its first reference, or the walk already over (see
     /// [`Walker::start`]). For a machine that serves each reference itself.

@@ -223,6 +223,7 @@ family! {
         ref fn check_invariants() -> std::result::Result<(), String>;
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn hear_allocation(asid: crate::addr::Asid, va: u64, bytes: u64);
+        ref fn needs_allocations() -> bool;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;
@@ -255,9 +256,11 @@ family! {
         "base_only" => BaseOnly(crate::page_size::base_only::BaseOnly),
         "thp" => Thp(crate::page_size::thp::Thp),
         "gtsm" => Gtsm(crate::page_size::gtsm::Gtsm),
+        "in_place" => InPlace(crate::page_size::in_place::InPlaceCoalescer),
     }
     methods {
         ref fn plans() -> &[crate::page_size::Plan];
+        ref fn in_place() -> Option<crate::page_size::InPlace>;
     }
 }
 
@@ -300,6 +303,7 @@ family! {
         ref fn encode_table(node: crate::addr::Pfn, level: u32) -> u64;
         ref fn encode_leaf(size: crate::addr::PageSize, pfn: crate::addr::Pfn) -> u64;
         ref fn large_keeps_node() -> bool;
+        ref fn disabled_bit() -> u64;
         ref fn allows_shortcuts() -> bool;
         ref fn table_word(va: u64, level: u32) -> u32;
         ref fn node_shift(level: u32) -> u32;

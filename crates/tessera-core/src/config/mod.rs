@@ -52,6 +52,11 @@ static PRESETS: &[Preset] = &[
         toml: include_str!("presets/mosaic_gpu.toml"),
     },
     Preset {
+        name: "mosaic_gpu_mosaic",
+        summary: "the Mosaic paper's GPU with Mosaic's memory manager (CoCoA, in-place coalescing) instead of GPU-MMU",
+        toml: include_str!("presets/mosaic_gpu_mosaic.toml"),
+    },
+    Preset {
         name: "uvm_gpu",
         summary: "GPU of the batch-aware unified memory paper, Table 1 (16 SMs, 64 KiB pages, far faults over PCIe)",
         toml: include_str!("presets/uvm_gpu.toml"),

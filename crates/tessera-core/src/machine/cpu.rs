@@ -145,6 +145,21 @@ impl Shootdown for Watched<'_> {
 impl CpuMachine {
     pub fn build(spec: &Spec, seed: u64) -> Result<CpuMachine> {
         let sys = MemorySystem::build(spec, seed)?;
+        if sys.coalesces() {
+            return Err(crate::error::Error::config(
+                "physmem.page_size",
+                "in_place coalescing (GPU Mosaic) runs on the GPU machine (machine.kind = \"gpu\"), which says when a page's transfer is done",
+            ));
+        }
+        if crate::physmem::allocator::FrameAllocator::needs_allocations(sys.physmem().allocator()) {
+            return Err(crate::error::Error::config(
+                "physmem.allocator",
+                format!(
+                    "the {} allocator places pages by what each application allocates, which the GPU machine (machine.kind = \"gpu\") tells it; a CPU machine does not",
+                    sys.physmem().allocator().name()
+                ),
+            ));
+        }
         let mmu = Mmu::build(&spec.mmu, seed)?;
         let l1 = spec.cache.l1d.as_ref().map(|l| l.latency);
         let timing = IntervalModel::new(&spec.timing, l1);

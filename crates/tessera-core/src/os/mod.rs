@@ -25,6 +25,7 @@
 //! policy's global victim, so it needs a policy with page ages (`horizon`);
 //! any other is a config error at `os.eviction`.
 
+pub mod coalescer;
 pub mod compaction;
 pub mod eviction;
 pub mod swap;
@@ -98,6 +99,8 @@ pub struct Os {
     slices: bool,
     /// Direct compaction for 2 MiB faults (`os.compaction`).
     compaction: Option<Box<compaction::Compaction>>,
+    /// In-place coalescing (`physmem.page_size = in_place`).
+    coalescer: Option<Box<coalescer::Coalescer>>,
 }
 
 impl Os {
@@ -147,8 +150,21 @@ impl Os {
             }
         }
         let plans = policy.plans().to_vec();
+        let coalescer = match policy.in_place() {
+            Some(_) if !format.large_keeps_node() => {
+                return Err(crate::error::Error::config(
+                    "pagetable.format",
+                    format!(
+                        "in_place coalescing needs a format whose large pages keep the node of their base pages ({{ kind = \"radix\", large_reads_next = true }}); \"{}\" does not",
+                        format.name()
+                    ),
+                ));
+            }
+            Some(spec) => Some(Box::new(coalescer::Coalescer::new(spec, capacity_frames))),
+            None => None,
+        };
         let compaction = spec.os.compaction.as_ref().map(|c| Box::new(compaction::Compaction::new(c, mem, spec.os.shootdown_cycles)));
-        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices, compaction })
+        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices, compaction, coalescer })
     }
 
     /// A walk for `va` found no mapping: map the page (reading it back from
@@ -318,11 +334,15 @@ impl Os {
         walker: &mut Walker,
         tlbs: &mut impl Shootdown,
     ) -> Result<u64> {
-        let p = self.pressure.as_mut().expect("called with a swap device");
         let Some(req) = mem.owner(pfn) else {
             return Err(crate::error::Error::config("os.eviction", format!("the policy chose frame {:#x}, which holds no page", pfn.0)));
         };
         let va = req.vpn << BASE_SHIFT;
+        let mut splinter = 0;
+        if let Some(c) = self.coalescer.as_deref_mut() {
+            splinter = c.before_unmap(va, req.asid, pfn, pt, mem, walker, tlbs);
+        }
+        let p = self.pressure.as_mut().expect("called with a swap device");
         let leaf = pt.unmap(mem, req.asid, va);
         let mut dirty = leaf.is_some_and(|l| pt.format().is_dirty(l.raw));
         if leaf.is_some_and(|l| l.large.is_some()) {
@@ -340,7 +360,31 @@ impl Os {
         p.eviction.on_evict(pfn.0);
         mem.free_page(pfn);
         p.stats.evictions += 1;
-        Ok(io + p.shootdown_cycles)
+        Ok(io + p.shootdown_cycles + splinter)
+    }
+
+    /// Whether pages are coalesced in place (`physmem.page_size = in_place`).
+    pub fn coalesces(&self) -> bool {
+        self.coalescer.is_some()
+    }
+
+    /// The 4 KiB page at `va` of `asid` became usable (transferred, or
+    /// mapped before the run): the in-place coalescer counts it. True when
+    /// its region was coalesced.
+    pub fn page_usable(&mut self, va: u64, asid: Asid, pt: &mut PageTable, mem: &mut PhysMem, walker: &mut Walker) -> bool {
+        match self.coalescer.as_deref_mut() {
+            Some(c) => c.page_usable(va, asid, pt, mem, walker),
+            None => false,
+        }
+    }
+
+    /// Splinter the coalesced region holding `va` of `asid` (a no-op
+    /// returning 0 when it is not one); the cycles its TLB invalidations cost.
+    pub fn splinter(&mut self, va: u64, asid: Asid, pt: &mut PageTable, mem: &mut PhysMem, walker: &mut Walker, tlbs: &mut impl Shootdown) -> u64 {
+        match self.coalescer.as_deref_mut() {
+            Some(c) => c.splinter(va, asid, pt, mem, walker, tlbs),
+            None => 0,
+        }
     }
 
     /// A translation of the page whose first frame is `pfn` was used.
@@ -398,6 +442,10 @@ impl Os {
         }
         if let Some(c) = &self.compaction {
             let mut p = crate::stats::Prefixed::new("os.compaction", v);
+            c.visit(&mut p);
+        }
+        if let Some(c) = &self.coalescer {
+            let mut p = crate::stats::Prefixed::new("os.coalescer", v);
             c.visit(&mut p);
         }
         if let Some(pr) = &self.pressure {

@@ -19,6 +19,7 @@
 
 pub mod base_only;
 pub mod gtsm;
+pub mod in_place;
 pub mod thp;
 
 pub use crate::registry::AnyPageSizePolicy;
@@ -42,6 +43,18 @@ pub enum Plan {
     Slice { min_blocks: u32 },
 }
 
+/// What a policy that coalesces pages in place asks of the OS.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct InPlace {
+    /// Cycles a splinter's TLB invalidations cost.
+    pub splinter_cycles: u64,
+}
+
 pub trait PageSizePolicy {
     fn plans(&self) -> &[Plan];
+    /// A hook after each page becomes usable: coalesce full frames in
+    /// place ([`in_place`]). None by default.
+    fn in_place(&self) -> Option<InPlace> {
+        None
+    }
 }

@@ -121,6 +121,12 @@ pub trait PageTableFormat {
     fn large_keeps_node(&self) -> bool {
         false
     }
+    /// The bit in-place coalescing sets in the 4 KiB entries of a large
+    /// page that keeps its node (Mosaic's *disabled* bit); 0 for a format
+    /// that cannot coalesce in place.
+    fn disabled_bit(&self) -> u64 {
+        0
+    }
     /// The word of `va`'s entry at `level` that holds the pointer to the
     /// node below for `va` (and its accessed bit and host link), when
     /// [`Self::decode`] says [`Step::Next`], or the word a pointer for `va`

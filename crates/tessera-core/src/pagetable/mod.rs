@@ -30,6 +30,7 @@
 //! ASIDs; `nodes_l5` is 0 for 4-level tables), `pagetable.mappings_4k`,
 //! `pagetable.mappings_2m`, `pagetable.mappings_1g`.
 
+pub mod coalesce;
 pub mod format;
 pub mod gt_pde;
 pub mod gt_table;

@@ -16,7 +16,9 @@
 //! in GPU Mosaic's in-place coalescing: the large entry's `PS` bit is set but
 //! its frame field still points at the next level's node, whose entries map
 //! the page's 4 KiB pieces; a walk that meets the bit reads the one entry of
-//! that node for its address and caches the whole large page.
+//! that node for its address and caches the whole large page. In-place
+//! coalescing ([`super::coalesce`]) sets that bit over 512 mapped pieces,
+//! and bit 9 (Mosaic's *disabled* bit) in each of them.
 //! ## Paper
 //! Mosaic (Ausavarungnirun et al., MICRO 2017, DOI 10.1145/3123939.3123975),
 //! §4.3 (large-page bit, first L4 PTE); GPU-MMU baselines (Power et al., HPCA 2014).
@@ -37,6 +39,9 @@ use super::x86_radix::{FormatCtx, Pte, ADDR_MASK, PAGE_SIZE, PRESENT};
 use crate::addr::{PageSize, Pfn, BASE_SHIFT};
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
+
+/// Mosaic's disabled bit in a 4 KiB entry of a coalesced large page.
+pub const DISABLED: u64 = 1 << 9;
 
 /// Most levels a radix tree may have.
 pub const MAX_LEVELS: usize = 6;
@@ -215,6 +220,14 @@ impl PageTableFormat for Radix {
     }
     fn large_keeps_node(&self) -> bool {
         self.large_reads_next
+    }
+    /// Bit 9, one of x86's bits left to software (ignored by the walk).
+    fn disabled_bit(&self) -> u64 {
+        if self.large_reads_next {
+            DISABLED
+        } else {
+            0
+        }
     }
     /// A walk shortcut starts at a leaf node, which would skip a large
     /// entry that keeps its node.

@@ -234,12 +234,23 @@ impl GpuMachine {
         let gpu = spec.gpu.as_deref().cloned().ok_or_else(|| Error::config("machine.kind", "a GPU machine needs a [gpu] section"))?;
         gpu.validate()?;
         let split = gpu.split(apps.len())?;
-        let sys = MemorySystem::build(spec, seed)?;
-        let sys = sys.with_every_walk_reference();
+        let mut sys = MemorySystem::build(spec, seed)?.with_every_walk_reference();
+        // The runtime's allocations, before any kernel touches them.
+        for (i, a) in apps.iter().enumerate() {
+            for al in a.source.allocations() {
+                sys.hear_allocation(i as Asid + 1, al.base, al.covered());
+            }
+        }
         let mem = GpuMemory::build(&gpu, crate::rng::sub_seed(seed, "gpu"))?;
         let n = gpu.sms as usize;
         let l1_tlbs = (0..n).map(|_| TlbLevel::build(&gpu.l1_tlb, "gpu.l1_tlb", seed)).collect::<Result<Vec<_>>>()?;
         let l2_tlb = TlbLevel::build(&gpu.l2_tlb, "gpu.l2_tlb", seed)?;
+        if sys.coalesces() && !l2_tlb.holds(PageSize::Size2M) && !l1_tlbs.first().is_some_and(|t| t.holds(PageSize::Size2M)) {
+            return Err(Error::config(
+                "gpu.l1_tlb.arrays",
+                "in_place coalescing (physmem.page_size) makes 2 MiB pages, but neither gpu.l1_tlb nor gpu.l2_tlb has a \"2m\" array to hold them",
+            ));
+        }
         let paging = AnyFaultPath::build(&gpu.paging, &PagingCtx { clock_ghz: gpu.clock_ghz }, "gpu.paging")?;
         let mut sms = Vec::with_capacity(n);
         let mut first = 0;
@@ -336,6 +347,15 @@ impl GpuMachine {
         GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now }.shoot_down(va, size, asid)
     }
 
+    /// Splinter application `app`'s coalesced 2 MiB region holding `va`
+    /// now, shooting its large translation down from every TLB; the cycles
+    /// the invalidations cost (0 when it was not coalesced).
+    pub fn splinter(&mut self, app: usize, va: u64) -> u64 {
+        let asid = self.apps[app].asid;
+        let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
+        self.sys.splinter(va, asid, &mut tlbs)
+    }
+
     fn run_with<F: PageTableFormat + Member<AnyFormat>>(&mut self, until: u64) -> Result<bool> {
         if !self.started {
             self.started = true;
@@ -357,8 +377,11 @@ impl GpuMachine {
                 Event::WalkRef(slot) => self.walk_ref::<F>(slot, t)?,
                 Event::FaultServiced(m) => {
                     let asid = self.l2_mshrs.get(m).asid;
-                    let (page_va, _, _) = self.walkers.waiting(m);
+                    let (page_va, _, size) = self.walkers.waiting(m);
                     self.in_flight.remove(&(asid, page_va));
+                    if size == PageSize::Size4K {
+                        self.sys.page_usable(page_va, asid);
+                    }
                     self.walkers.set_state(m, MissState::Queued { since: t });
                     self.enqueue_walk::<F>(m, t)?;
                 }
@@ -373,6 +396,9 @@ impl GpuMachine {
                     self.paging.poll(t, &mut done);
                     for f in &done {
                         self.in_flight.remove(&(f.asid, f.va));
+                        if f.size == PageSize::Size4K {
+                            self.sys.page_usable(f.va, f.asid);
+                        }
                         self.walkers.set_state(f.miss, MissState::Queued { since: t });
                         self.enqueue_walk::<F>(f.miss, t)?;
                     }
@@ -414,6 +440,9 @@ impl GpuMachine {
                     self.sys.service_fault(va, asid, &mut tlbs)?;
                     let (_, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                     self.apps[a].mapped[size.index()] += 1;
+                    if size == PageSize::Size4K {
+                        self.sys.page_usable(va, asid);
+                    }
                 }
                 va += 4096;
             }
@@ -1079,5 +1108,7 @@ pub fn run_apps(spec: &Spec, apps: Vec<GpuApp>, seed: u64) -> Result<GpuMachine>
     Ok(m)
 }
 
+#[cfg(test)]
+mod mosaic_tests;
 #[cfg(test)]
 mod tests;

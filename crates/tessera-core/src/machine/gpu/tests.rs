@@ -13,8 +13,8 @@ pub(crate) fn spec(overrides: &[&str]) -> Spec {
 
 /// An application of hand-made kernels over one allocation.
 pub(crate) struct Handmade {
-    allocs: Vec<Allocation>,
-    kernels: std::vec::IntoIter<Kernel>,
+    pub(crate) allocs: Vec<Allocation>,
+    pub(crate) kernels: std::vec::IntoIter<Kernel>,
 }
 
 impl KernelSource for Handmade {

@@ -589,6 +589,10 @@ impl FrameAllocator for Cocoa {
         }
     }
 
+    fn needs_allocations(&self) -> bool {
+        true
+    }
+
     fn table_headroom(&self, _req: &PageRequest) -> u64 {
         let table_slots: u64 = self.tables.iter().map(|&f| self.frames[f as usize].slots.len() as u64).sum();
         // A page may take a whole free frame (a reservation, or a 2 MiB page).

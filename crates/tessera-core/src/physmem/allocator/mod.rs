@@ -152,6 +152,11 @@ pub trait FrameAllocator {
     /// application allocates together (CoCoA's en-masse regions). No-op by
     /// default.
     fn hear_allocation(&mut self, _asid: Asid, _va: u64, _bytes: u64) {}
+    /// Whether the allocator is built for a machine that calls
+    /// `hear_allocation` (the GPU's runtime); false by default.
+    fn needs_allocations(&self) -> bool {
+        false
+    }
     /// The page `req` placed at `pfn` is now mapped.
     fn page_mapped(&mut self, _pfn: Pfn, _req: &PageRequest) {}
     /// The page `req` at `pfn` was unmapped; its frames are freed next.

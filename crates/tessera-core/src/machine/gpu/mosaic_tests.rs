@@ -1,0 +1,156 @@
+//! Mosaic's memory manager on the GPU machine: CoCoA and the in-place
+//! coalescer against counts that follow from the allocations.
+
+use super::tests::{spec, Handmade};
+use super::*;
+use crate::workload::gpu::{Allocation, ThreadBlock, WarpInst, WarpTrace};
+
+const BASE: u64 = 0x7f00_0000_0000;
+const MIB2: u64 = 2 << 20;
+
+/// The `mosaic_gpu_mosaic` preset with `overrides`.
+fn mosaic(overrides: &[&str]) -> Spec {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu_mosaic".into()), &o).unwrap()
+}
+
+/// One kernel of `warps` warps; warp `w` loads one word of every `pages[w]` page.
+fn touching(pages: Vec<Vec<u64>>) -> Kernel {
+    let warps: Vec<WarpTrace> = pages
+        .into_iter()
+        .map(|ps| {
+            let mut t = WarpTrace::default();
+            for p in ps {
+                t.push(WarpInst { pc: 0, mask: 1, op: Op::Load, space: Space::Global, size: 4 }, &[BASE + p * 4096]);
+            }
+            t.push(WarpInst::compute(0xff0, 1, Op::Exit), &[]);
+            t
+        })
+        .collect();
+    let n = warps.len() as u32;
+    Kernel {
+        name: "touch".into(),
+        id: 1,
+        grid: [1, 1, 1],
+        block: [32 * n, 1, 1],
+        shmem_bytes: 0,
+        regs_per_thread: 8,
+        blocks: vec![ThreadBlock { index: [0, 0, 0], warps }],
+    }
+}
+
+/// An application with one allocation of `bytes` at BASE running `kernel` twice.
+fn app(bytes: u64, kernel: Kernel) -> GpuApp {
+    let allocs = vec![Allocation { name: "data".into(), base: BASE, bytes }];
+    GpuApp { name: "touch".into(), source: Box::new(Handmade { allocs, kernels: vec![kernel.clone(), kernel].into_iter() }) }
+}
+
+/// Every page of `regions` 2 MiB regions plus `extra` pages, over 4 warps.
+fn all_pages(regions: u64, extra: u64) -> Kernel {
+    let n = regions * 512 + extra;
+    touching((0..4).map(|w| (w..n).step_by(4).collect()).collect())
+}
+
+#[test]
+fn every_full_en_masse_region_is_coalesced_and_translations_come_from_large_entries() {
+    // Two applications, each 2 MiB regions plus 3 pages: the two full regions of each coalesce, the partial one does not.
+    let s = mosaic(&["gpu.sms=2", "gpu.paging=\"resident\""]);
+    let bytes = 2 * MIB2 + 3 * 4096;
+    let m = run_apps(&s, vec![app(bytes, all_pages(2, 3)), app(bytes, all_pages(2, 3))], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("os.coalescer.coalesced"), 4);
+    assert_eq!(st.get("os.coalescer.large_pages"), 4);
+    assert_eq!(st.get("os.coalescer.not_contiguous"), 0);
+    assert_eq!(st.get("pagetable.mappings_2m"), 4);
+    assert_eq!(st.get("pagetable.mappings_4k"), 2 * 3);
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_reserved"), 4);
+    // The partial regions share one frame per application.
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_shared"), 2);
+    assert_eq!(st.get("physmem.allocator.cocoa.bloat_pages"), 2 * (512 - 3));
+    // Each application walks its two large pages once per TLB level that misses, and its three base pages.
+    assert_eq!(st.get("gpu.walker.walks"), 2 * (2 + 3));
+    assert!(st.get("gpu.l1_tlb.2m.hits") > 0);
+}
+
+#[test]
+fn with_demand_paging_a_region_coalesces_once_its_last_page_has_arrived() {
+    // Region 0 touched whole, region 1 only in part.
+    let s = mosaic(&["gpu.sms=1"]);
+    let pages: Vec<u64> = (0..512).chain(512..600).collect();
+    let k = touching(vec![pages]);
+    let m = run_apps(&s, vec![app(2 * MIB2, k)], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("gpu.paging.faults"), 600);
+    assert_eq!(st.get("os.coalescer.coalesced"), 1);
+    assert_eq!(st.get("pagetable.mappings_2m"), 1);
+    assert_eq!(st.get("pagetable.mappings_4k"), 88);
+}
+
+#[test]
+fn gpu_mmu_with_its_global_free_list_coalesces_nothing() {
+    // Two applications faulting in turn interleave their pages in every frame.
+    let s = spec(&["gpu.sms=2", "pagetable.format={ kind = \"radix\", large_reads_next = true }", "physmem.page_size=\"in_place\""]);
+    let m = run_apps(&s, vec![app(MIB2, all_pages(1, 0)), app(MIB2, all_pages(1, 0))], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("os.coalescer.coalesced"), 0);
+    assert_eq!(st.get("pagetable.mappings_4k"), 2 * 512);
+}
+
+#[test]
+fn gpu_mmu_runs_the_same_over_the_radix_format_that_can_coalesce() {
+    // The Mosaic preset changes the format too: for 4 KiB pages it must change nothing.
+    let apps = || vec![GpuApp::builtin("bfs", &Default::default(), 3).unwrap(), GpuApp::builtin("spmv_csr", &Default::default(), 3).unwrap()];
+    let a = run_apps(&spec(&[]), apps(), 1).unwrap().stats();
+    let b = run_apps(&spec(&["pagetable.format={ kind = \"radix\", large_reads_next = true }"]), apps(), 1).unwrap().stats();
+    // (x86's table also counts 1 GiB leaves, which the radix table of 4 x 9 bits cannot map: 0 either way.)
+    let gpu = |s: &Stats| {
+        s.counters.iter().filter(|(k, _)| (k.starts_with("gpu.") || k.starts_with("walker.")) && *k != "walker.leaves_1g").map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>()
+    };
+    assert!(!gpu(&a).is_empty());
+    assert_eq!(gpu(&a), gpu(&b));
+}
+
+#[test]
+fn splintering_leaves_no_large_entry_in_any_tlb() {
+    let s = mosaic(&["gpu.sms=2", "gpu.paging=\"resident\""]);
+    let mut m = GpuMachine::build(&s, vec![app(2 * MIB2, all_pages(2, 0))], 1).unwrap();
+    m.run().unwrap();
+    let asid = 1;
+    let held = |m: &mut GpuMachine, va: u64| {
+        let mut n = m.l2_tlb.lookup(asid, va).is_some_and(|(_, s)| s == PageSize::Size2M) as u32;
+        for t in &mut m.l1_tlbs {
+            n += t.lookup(asid, va).is_some_and(|(_, s)| s == PageSize::Size2M) as u32;
+        }
+        n
+    };
+    assert!(held(&mut m, BASE) > 0, "the run left large entries to shoot down");
+    let cycles = m.splinter(0, BASE + 4096 * 17);
+    assert_eq!(cycles, 15 + 200);
+    assert_eq!(held(&mut m, BASE), 0);
+    assert!(held(&mut m, BASE + MIB2) > 0, "the other region stays coalesced");
+    let st = m.stats();
+    assert_eq!(st.get("os.coalescer.splintered"), 1);
+    assert_eq!((st.get("pagetable.mappings_2m"), st.get("pagetable.mappings_4k")), (1, 512));
+    // Nothing to splinter twice.
+    assert_eq!(m.splinter(0, BASE), 0);
+    // The base pages translate as before.
+    assert_eq!(m.sys.peek(BASE + 4096 * 17, asid).map(|(_, s)| s), Some(PageSize::Size4K));
+}
+
+#[test]
+fn mosaic_configurations_that_cannot_work_are_config_errors() {
+    let gpu_err = |o: &[&str]| GpuMachine::build(&mosaic(o), vec![app(MIB2, all_pages(1, 0))], 1).err().expect("a config error").to_string();
+    let e = gpu_err(&["gpu.l1_tlb.arrays={ \"4k\" = { entries = 128, ways = \"full\" } }", "gpu.l2_tlb.arrays={ \"4k\" = { entries = 512, ways = 16 } }"]);
+    assert!(e.contains("gpu.l1_tlb.arrays") && e.contains("2m"), "{e}");
+    let e = gpu_err(&["pagetable.format=\"x86_radix\""]);
+    assert!(e.contains("pagetable.format") && e.contains("large_reads_next"), "{e}");
+    let cpu = |o: &[&str]| {
+        let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+        let s = crate::config::load(&crate::config::ConfigSource::Preset("tlb_only".into()), &o).unwrap();
+        crate::machine::cpu::CpuMachine::build(&s, 1).err().expect("a config error").to_string()
+    };
+    let e = cpu(&["physmem.allocator=\"cocoa\"", "physmem.capacity=\"1GiB\""]);
+    assert!(e.contains("physmem.allocator") && e.contains("GPU"), "{e}");
+    let e = cpu(&["physmem.page_size=\"in_place\"", "pagetable.format={ kind = \"radix\", large_reads_next = true }"]);
+    assert!(e.contains("physmem.page_size") && e.contains("GPU"), "{e}");
+}
