@@ -148,6 +148,11 @@ impl MemorySystem {
         self.os.splinter(va, asid, &mut self.pt, &mut self.mem, &mut self.walker, tlbs)
     }
 
+    /// Cycles of compaction since the last call: the machine stalls for them.
+    pub fn take_stall(&mut self) -> u64 {
+        self.os.take_stall()
+    }
+
     /// Whether pages are coalesced in place (`physmem.page_size = in_place`).
     pub fn coalesces(&self) -> bool {
         self.os.coalesces()

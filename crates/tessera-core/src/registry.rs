@@ -224,6 +224,9 @@ family! {
         mut fn alloc_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn hear_allocation(asid: crate::addr::Asid, va: u64, bytes: u64);
         ref fn needs_allocations() -> bool;
+        mut fn fallback_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
+        mut fn evacuate(moves: &mut Vec<crate::physmem::allocator::Move>) -> bool;
+        ref fn can_evacuate() -> bool;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn place(req: &crate::physmem::allocator::PageRequest, ages: Option<&dyn crate::physmem::allocator::PageAges>) -> crate::physmem::allocator::Placement;

@@ -23,7 +23,7 @@ fn run(preset: &str, policy: &str, source: &mut dyn AccessSource) -> String {
 
 /// The presets of CPU machines (GPU machines run GPU applications).
 fn cpu_presets() -> impl Iterator<Item = &'static tessera_core::config::Preset> {
-    presets().iter().filter(|p| !p.toml.contains("kind = \"gpu\""))
+    presets().iter().filter(|p| load(&ConfigSource::Preset(p.name.into()), &[]).unwrap().machine.kind != "gpu")
 }
 
 fn check(name: &str, got: &str) {

@@ -399,6 +399,10 @@ pub struct PhysMemSpec {
     /// Fraction of 2 MiB blocks broken by one pinned 4 KiB frame before the run.
     #[serde(default)]
     pub fragmentation: f64,
+    /// Share of each such block pinned (Mosaic's large-page-frame
+    /// occupancy); one frame per block when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragmentation_occupancy: Option<f64>,
     /// Source of retired 4 KiB frames. Left out of the written spec when
     /// `none`, so configs and result identities from before fault maps
     /// existed stay as they were.
@@ -557,13 +561,16 @@ pub struct OsSpec {
     /// Direct compaction for 2 MiB pages; none without the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<crate::os::compaction::CompactionSpec>,
+    /// Mosaic's contiguity-aware compaction (GPU, `cocoa` allocator); none without the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cac: Option<crate::os::cac::CacSpec>,
 }
 fn d_shootdown() -> u64 {
     4000
 }
 impl Default for OsSpec {
     fn default() -> Self {
-        OsSpec { eviction: None, swap: None, shootdown_cycles: d_shootdown(), compaction: None }
+        OsSpec { eviction: None, swap: None, shootdown_cycles: d_shootdown(), compaction: None, cac: None }
     }
 }
 impl OsSpec {

@@ -25,6 +25,7 @@
 //! policy's global victim, so it needs a policy with page ages (`horizon`);
 //! any other is a config error at `os.eviction`.
 
+pub mod cac;
 pub mod coalescer;
 pub mod compaction;
 pub mod eviction;
@@ -101,6 +102,8 @@ pub struct Os {
     compaction: Option<Box<compaction::Compaction>>,
     /// In-place coalescing (`physmem.page_size = in_place`).
     coalescer: Option<Box<coalescer::Coalescer>>,
+    /// Contiguity-aware compaction (`os.cac`).
+    cac: Option<Box<cac::Cac>>,
 }
 
 impl Os {
@@ -164,7 +167,11 @@ impl Os {
             None => None,
         };
         let compaction = spec.os.compaction.as_ref().map(|c| Box::new(compaction::Compaction::new(c, mem, spec.os.shootdown_cycles)));
-        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices, compaction, coalescer })
+        let cac = match &spec.os.cac {
+            Some(c) => Some(Box::new(cac::Cac::new(c, mem)?)),
+            None => None,
+        };
+        Ok(Os { plans, pressure, sizes, stats: OsStats::default(), pages: [0; PageSize::COUNT], gt_superpages: 0, slices, compaction, coalescer, cac })
     }
 
     /// A walk for `va` found no mapping: map the page (reading it back from
@@ -228,8 +235,9 @@ impl Os {
             let pfn = if last && self.pressure.is_some() {
                 self.alloc_evicting(req, pt, mem, caches, walker, tlbs, &mut cycles)?
             } else {
-                match mem.alloc_page(req, last)? {
+                match mem.alloc_page(req, false)? {
                     Some(pfn) => pfn,
+                    None if last => self.last_resort(req, pt, mem, tlbs)?,
                     None => {
                         let compacted = match self.compaction.as_deref_mut() {
                             Some(c) => c.compact(req, pt, mem, caches, tlbs, &mut cycles)?,
@@ -251,6 +259,27 @@ impl Os {
             return Ok(cycles);
         }
         unreachable!("the last page-size candidate always maps or errors")
+    }
+
+    /// The allocator refused the last plan's page `req`: compact if
+    /// configured (CAC) and ask again, then take the allocator's last
+    /// resort; out of memory when both fail.
+    fn last_resort(&mut self, req: PageRequest, pt: &mut PageTable, mem: &mut PhysMem, tlbs: &mut impl Shootdown) -> Result<Pfn> {
+        if let Some(c) = self.cac.as_deref_mut() {
+            if let Some(pfn) = c.make_room(pt, mem, tlbs, |mem| mem.alloc_page(req, false))? {
+                return Ok(pfn);
+            }
+        }
+        match mem.fallback_page(req) {
+            Some(pfn) => Ok(pfn),
+            None => Err(mem.no_room_for(&req)),
+        }
+    }
+
+    /// Cycles of compaction since the last call, which the machine stalls
+    /// for (every SM, on the GPU).
+    pub fn take_stall(&mut self) -> u64 {
+        self.cac.as_deref_mut().map_or(0, cac::Cac::take_pending)
     }
 
     /// Map `va`'s PD slot with a GT-PDE (or a P-GT-PDE) over a slice the
@@ -446,6 +475,10 @@ impl Os {
         }
         if let Some(c) = &self.coalescer {
             let mut p = crate::stats::Prefixed::new("os.coalescer", v);
+            c.visit(&mut p);
+        }
+        if let Some(c) = &self.cac {
+            let mut p = crate::stats::Prefixed::new("os.cac", v);
             c.visit(&mut p);
         }
         if let Some(pr) = &self.pressure {

@@ -631,6 +631,7 @@ mod tests {
             allocator: MechanismSpec { kind: "buddy".into(), params: toml::Table::new() },
             page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
             fragmentation: 0.0,
+            fragmentation_occupancy: None,
             retired: MechanismSpec { kind: "none".into(), params: toml::Table::new() },
         };
         PhysMem::build(&spec, 1).unwrap()

@@ -195,8 +195,18 @@ impl PhysMem {
             table_epoch: 0,
             slices: None,
         };
+        let occupancy = match spec.fragmentation_occupancy {
+            None => None,
+            Some(o) if o > 0.0 && o <= 1.0 => Some(((o * FRAMES_2M as f64).round() as u64).max(1)),
+            Some(o) => {
+                return Err(Error::config(
+                    "physmem.fragmentation_occupancy",
+                    format!("must be above 0.0 and at most 1.0 (the share of each pre-fragmented 2 MiB block pinned), got {o}"),
+                ))
+            }
+        };
         mem.retire(&spec.retired, seed)?;
-        mem.fragment(f, seed);
+        mem.fragment(f, occupancy, seed);
         Ok(mem)
     }
 
@@ -246,7 +256,10 @@ impl PhysMem {
     }
 
     /// Pin one random frame in each of `round(f × blocks)` random whole 2 MiB blocks.
-    fn fragment(&mut self, f: f64, seed: u64) {
+    /// Pin frames in the rounded share `f` of 2 MiB blocks, drawn at
+    /// random: one frame each, or `per_block` distinct frames each (Mosaic's
+    /// stress test: pre-fragmented data, never coalescible).
+    fn fragment(&mut self, f: f64, per_block: Option<u64>, seed: u64) {
         let blocks = self.capacity_frames / FRAMES_2M;
         let k = (f * blocks as f64).round() as u64;
         if k == 0 {
@@ -259,17 +272,33 @@ impl PhysMem {
             let j = rng.gen_range(i..ids.len());
             ids.swap(i, j);
         }
+        let mut slots: Vec<u64> = Vec::new();
         for &b in &ids[..k as usize] {
-            let pfn = Pfn(b * FRAMES_2M + rng.gen_range(0..FRAMES_2M));
-            if self.retired.as_ref().is_some_and(|r| r.0.is_retired(pfn.0)) {
-                continue;
+            match per_block {
+                None => self.pin(Pfn(b * FRAMES_2M + rng.gen_range(0..FRAMES_2M))),
+                Some(n) => {
+                    slots.clear();
+                    slots.extend(0..FRAMES_2M);
+                    for i in 0..n as usize {
+                        let j = rng.gen_range(i..slots.len());
+                        slots.swap(i, j);
+                        self.pin(Pfn(b * FRAMES_2M + slots[i]));
+                    }
+                }
             }
-            let ok = self.alloc.reserve(pfn);
-            debug_assert!(ok, "pinned frame {pfn:?} was not free");
-            self.pinned_frames += ok as u64;
-            if ok {
-                self.pins.push(pfn.0);
-            }
+        }
+    }
+
+    /// Pin the free frame `pfn` for pre-fragmentation (a retired frame stays retired).
+    fn pin(&mut self, pfn: Pfn) {
+        if self.retired.as_ref().is_some_and(|r| r.0.is_retired(pfn.0)) {
+            return;
+        }
+        let ok = self.alloc.reserve(pfn);
+        debug_assert!(ok, "pinned frame {pfn:?} was not free");
+        self.pinned_frames += ok as u64;
+        if ok {
+            self.pins.push(pfn.0);
         }
     }
 
@@ -431,6 +460,34 @@ impl PhysMem {
         self.alloc.free(pfn, req.size.order());
         self.slices_given(pfn, req.size.order());
         Some(req)
+    }
+
+    /// The out-of-memory error of a data page the allocator refused.
+    pub fn no_room_for(&self, req: &PageRequest) -> Error {
+        self.out_of_memory(req.size.order(), "a data page")
+    }
+
+    /// The allocator's last resort for `req` (see
+    /// [`FrameAllocator::fallback_page`]), recorded in the reverse map.
+    pub fn fallback_page(&mut self, req: PageRequest) -> Option<Pfn> {
+        let pfn = self.alloc.fallback_page(&req)?;
+        self.slices_taken(pfn, req.size.order());
+        self.record(pfn, req);
+        Some(pfn)
+    }
+
+    /// Let the allocator empty one frame ([`FrameAllocator::evacuate`]);
+    /// the reverse map follows every moved data page (foreign data has no
+    /// entry). False when nothing could be emptied.
+    pub fn evacuate(&mut self, moves: &mut Vec<allocator::Move>) -> bool {
+        if !self.alloc.evacuate(moves) {
+            return false;
+        }
+        for m in moves.iter().filter(|m| !m.foreign) {
+            let req = self.owners.remove(m.from.0).expect("an application page the allocator moved is in the reverse map");
+            self.owners.insert(m.to.0, req);
+        }
+        true
     }
 
     /// Application `asid` allocated `va .. va + bytes` (see
@@ -864,6 +921,7 @@ mod tests {
             allocator: MechanismSpec { kind: "buddy".into(), params: toml::Table::new() },
             page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
             fragmentation,
+            fragmentation_occupancy: None,
             retired: MechanismSpec { kind: "none".into(), params: toml::Table::new() },
         }
     }

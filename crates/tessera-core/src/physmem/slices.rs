@@ -459,6 +459,7 @@ mod tests {
             allocator: MechanismSpec { kind: allocator.into(), params: toml::Table::new() },
             page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
             fragmentation,
+            fragmentation_occupancy: None,
             retired: MechanismSpec { kind: retired.into(), params },
         };
         PhysMem::build(&spec, seed).unwrap()

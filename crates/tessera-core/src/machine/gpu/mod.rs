@@ -198,6 +198,10 @@ pub struct GpuMachine {
     stats: GpuStats,
     /// `gpu.ldst = "blocking"`: an L1 TLB miss holds the SM's load/store unit.
     blocking_ldst: bool,
+    /// No SM issues before this cycle (the OS compacting memory: CAC stalls the whole GPU).
+    frozen_until: u64,
+    /// Cycles the whole GPU stalled for compaction.
+    compaction_stall: u64,
     /// Reused buffers (no allocation per event in steady state).
     page_waiters: Vec<PageWaiter>,
     l1_waiters: Vec<(u32, u32)>,
@@ -291,6 +295,8 @@ impl GpuMachine {
         let blocks = vec![BlockSlot::default(); n * gpu.max_blocks_per_sm as usize];
         Ok(GpuMachine {
             blocking_ldst: gpu.ldst == "blocking",
+            frozen_until: 0,
+            compaction_stall: 0,
             spec: spec.clone(),
             walkers: Walkers::new(gpu.walker.concurrent),
             l1_mshrs: (0..n).map(|_| Mshrs::default()).collect(),
@@ -438,6 +444,7 @@ impl GpuMachine {
                 if self.sys.peek(va, asid).is_none() {
                     let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                     self.sys.service_fault(va, asid, &mut tlbs)?;
+                    self.stall_for_compaction(self.now);
                     let (_, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                     self.apps[a].mapped[size.index()] += 1;
                     if size == PageSize::Size4K {
@@ -448,6 +455,17 @@ impl GpuMachine {
             }
         }
         Ok(())
+    }
+
+    /// The OS compacted memory while serving a fault at `t`: no SM issues
+    /// until the copies are done (the paper's worst case: the whole GPU
+    /// stalls). Requests already in flight go on.
+    fn stall_for_compaction(&mut self, t: u64) {
+        let c = self.sys.take_stall();
+        if c > 0 {
+            self.frozen_until = self.frozen_until.max(t) + c;
+            self.compaction_stall += c;
+        }
     }
 
     /// Start application `a`'s next kernel at `t`, or end the application.
@@ -552,6 +570,10 @@ impl GpuMachine {
             return Ok(()); // superseded by an earlier tick
         }
         self.sms[s as usize].next_tick = u64::MAX;
+        if t < self.frozen_until {
+            self.wake(s, self.frozen_until);
+            return Ok(());
+        }
         let mut issued = 0;
         while issued < self.gpu.issue_width {
             let sm = &mut self.sms[s as usize];
@@ -823,6 +845,7 @@ impl GpuMachine {
             WalkResult::Fault { .. } => {
                 let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                 self.sys.service_fault(va, asid, &mut tlbs)?;
+                self.stall_for_compaction(t);
                 let (pfn_base, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                 let a = asid as usize - 1;
                 self.apps[a].mapped[size.index()] += 1;
@@ -1043,6 +1066,9 @@ impl GpuMachine {
         let resident: u64 = self.sms.iter().map(|s| s.resident_cycles(self.cycles())).sum();
         v.counter("sm.issue_cycles", issue, "cycles", "SM cycles in which a warp instruction issued (all SMs)");
         v.counter("sm.idle_cycles", resident - issue.min(resident), "cycles", "SM cycles with resident warps but none ready (all SMs)");
+        if self.spec.os.cac.is_some() {
+            v.counter("compaction_stall_cycles", self.compaction_stall, "cycles", "cycles the whole GPU stalled while the OS compacted memory (os.cac)");
+        }
         let held: u64 = self.sms.iter().map(|s| s.ldst_held_cycles).sum();
         v.counter("sm.ldst_held_cycles", held, "cycles", "SM cycles the load/store unit was held by a TLB miss (gpu.ldst = \"blocking\"; all SMs)");
         let mut l1 = self.l1_tlbs[0].clone();

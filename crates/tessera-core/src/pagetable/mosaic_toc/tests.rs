@@ -30,6 +30,7 @@ fn iceberg_mem(capacity: u64, buckets: u64) -> PhysMem {
         allocator: MechanismSpec { kind: "iceberg".into(), params },
         page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
         fragmentation: 0.0,
+        fragmentation_occupancy: None,
         retired: MechanismSpec { kind: "none".into(), params: toml::Table::new() },
     };
     PhysMem::build(&spec, 3).unwrap()

@@ -20,10 +20,12 @@
 //!    with a free slot; when there is none, a reservation of the
 //!    application converted into a shared frame (`convert`) once no free
 //!    frame is left, or a free frame made shared;
-//! 4. with no free frame and nothing to convert: a foreign frame's free
-//!    slot, which then belongs to the application (the soft guarantee is
-//!    broken for that frame's foreign data; counted);
-//! 5. otherwise nothing (simulated memory is exhausted for it).
+//! 4. otherwise nothing: the OS may compact (CAC, [`crate::os::cac`]:
+//!    `evacuate` empties the frame with the fewest pages into other frames
+//!    of the same owner) and ask again, and as a last resort takes
+//!    `fallback_page`: a foreign frame's free slot, which then belongs to
+//!    the application (the soft guarantee is broken for that frame's
+//!    foreign data; counted). Failing that, memory is exhausted.
 //!
 //! A frame whose last page is freed returns to the free frame list.
 //! ## Paper
@@ -42,7 +44,8 @@
 //! - `slots = "lifo"` (the code's free-slot stack) or `"lowest"`.
 //! - Free frames are handed out lowest first (the code pops frame 0 first).
 //! - Page-table nodes come from table frames (the runtime's base-page list),
-//!   never from an application's frame.
+//!   never from an application's frame; with no free frame left, a foreign
+//!   frame becomes a table frame (table frames are never evacuated).
 //! - Pages larger than 4 KiB take a whole free frame (2 MiB) only.
 //! ## Config
 //! `physmem.allocator = { kind = "cocoa", reserve = "en_masse", convert =
@@ -57,7 +60,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use super::{AllocCtx, FrameAllocator, PageRequest};
+use super::{AllocCtx, FrameAllocator, Move, PageRequest};
 use crate::addr::{Asid, PageSize, Pfn};
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -172,6 +175,7 @@ struct App {
 
 #[derive(Clone, Debug, Default)]
 struct Counters {
+    evacuations: u64,
     reservations: u64,
     conversions: u64,
     guarantee_breaks: u64,
@@ -261,20 +265,28 @@ impl Cocoa {
         }
         let f = match self.pop_free() {
             Some(f) => f,
-            None => match self.convert(asid) {
-                Some(f) => f,
-                None => {
-                    let f = self.foreign.pop()?;
-                    self.stats.guarantee_breaks += 1;
-                    f
-                }
-            },
+            None => self.convert(asid)?,
         };
+        self.share(f, asid)
+    }
+
+    /// Make frame `f` a shared frame of `asid` and take a slot of it.
+    fn share(&mut self, f: u32, asid: Asid) -> Option<Pfn> {
         let frame = &mut self.frames[f as usize];
         frame.kind = Kind::Shared { asid };
         frame.open_slots();
-        self.apps.get_mut(&asid).expect("entry made above").shared.push(f);
+        self.apps.entry(asid).or_default().shared.push(f);
         self.take_listed(f)
+    }
+
+    /// Free slots in frames other than `except` that take pages of `kind`'s owner.
+    fn room_for(&self, kind: Kind, except: u32) -> u64 {
+        let list: &[u32] = match kind {
+            Kind::Foreign => &self.foreign,
+            Kind::Shared { asid } => self.apps.get(&asid).map_or(&[], |a| &a.shared),
+            _ => &[],
+        };
+        list.iter().filter(|&&f| f != except).map(|&f| self.frames[f as usize].slots.len() as u64).sum()
     }
 
     /// Turn one of `asid`'s reservations with a free slot into a shared
@@ -388,7 +400,12 @@ impl FrameAllocator for Cocoa {
                     }
                     self.tables.pop();
                 }
-                let f = self.pop_free()?;
+                // A free frame, or else a foreign frame's free slots: page
+                // tables are the runtime's, never coalesced, and never moved.
+                let f = match self.pop_free() {
+                    Some(f) => f,
+                    None => self.foreign.pop()?,
+                };
                 let frame = &mut self.frames[f as usize];
                 frame.kind = Kind::Table;
                 frame.open_slots();
@@ -568,6 +585,87 @@ impl FrameAllocator for Cocoa {
         self.from_list(req.asid)
     }
 
+    /// The soft guarantee broken: a free slot of a foreign frame, which
+    /// becomes the application's (step 4 of the module docs).
+    fn fallback_page(&mut self, req: &PageRequest) -> Option<Pfn> {
+        if req.size != PageSize::Size4K {
+            return None;
+        }
+        let f = *self.foreign.last()?;
+        self.foreign.pop();
+        self.stats.guarantee_breaks += 1;
+        self.share(f, req.asid)
+    }
+
+    /// Empty the frame with the fewest pages whose pages fit in the free
+    /// slots of other frames of the same owner (foreign data into foreign
+    /// frames, an application's shared frame into its other shared frames;
+    /// reserved and table frames stay), lowest frame on ties; it joins the
+    /// free frame list. The moves, in slot order.
+    fn evacuate(&mut self, moves: &mut Vec<Move>) -> bool {
+        moves.clear();
+        let mut best: Option<(u16, u32)> = None;
+        for (i, fr) in self.frames.iter().enumerate() {
+            if !matches!(fr.kind, Kind::Foreign | Kind::Shared { .. }) || best.is_some_and(|(c, _)| fr.count >= c) {
+                continue;
+            }
+            if self.room_for(fr.kind, i as u32) >= fr.count as u64 {
+                best = Some((fr.count, i as u32));
+            }
+        }
+        let Some((_, v)) = best else { return false };
+        let kind = self.frames[v as usize].kind;
+        // Off its list while it empties, so no page moves into it.
+        match kind {
+            Kind::Foreign => self.foreign.retain(|&g| g != v),
+            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("a shared frame's application").shared.retain(|&g| g != v),
+            _ => unreachable!("only foreign and shared frames are evacuated"),
+        }
+        for s in 0..SLOTS {
+            if !self.frames[v as usize].is_used(s) {
+                continue;
+            }
+            let foreign = self.frames[v as usize].foreign[(s / 64) as usize] >> (s % 64) & 1 == 1;
+            let to = loop {
+                let list: &mut Vec<u32> = match kind {
+                    Kind::Foreign => &mut self.foreign,
+                    Kind::Shared { asid } => &mut self.apps.get_mut(&asid).expect("checked above").shared,
+                    _ => unreachable!(),
+                };
+                let f = *list.first().expect("room was counted");
+                if let Some(p) = self.take_listed(f) {
+                    break p;
+                }
+                match kind {
+                    Kind::Foreign => self.foreign.remove(0),
+                    Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.remove(0),
+                    _ => unreachable!(),
+                };
+            };
+            if foreign {
+                let (tf, ts) = Self::split(to.0);
+                self.frames[tf as usize].foreign[(ts / 64) as usize] |= 1 << (ts % 64);
+            }
+            let from = v as u64 * SLOTS + s;
+            let fr = &mut self.frames[v as usize];
+            fr.set(s, false);
+            fr.foreign[(s / 64) as usize] &= !(1 << (s % 64));
+            self.free_slots += 1;
+            moves.push(Move { from: Pfn(from), to, foreign });
+        }
+        let fr = &mut self.frames[v as usize];
+        fr.slots = Vec::new();
+        // An emptied frame: relisting it would be wrong, so release it directly.
+        match kind {
+            Kind::Foreign => self.foreign.push(v),
+            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.push(v),
+            _ => {}
+        }
+        self.release_if_empty(v);
+        self.stats.evacuations += 1;
+        true
+    }
+
     fn hear_allocation(&mut self, asid: Asid, va: u64, bytes: u64) {
         let app = self.apps.entry(asid).or_default();
         app.ranges.push((va, va + bytes));
@@ -593,6 +691,10 @@ impl FrameAllocator for Cocoa {
         true
     }
 
+    fn can_evacuate(&self) -> bool {
+        true
+    }
+
     fn table_headroom(&self, _req: &PageRequest) -> u64 {
         let table_slots: u64 = self.tables.iter().map(|&f| self.frames[f as usize].slots.len() as u64).sum();
         // A page may take a whole free frame (a reservation, or a 2 MiB page).
@@ -613,6 +715,7 @@ impl FrameAllocator for Cocoa {
         v.gauge("bloat_pages", self.bloat_pages(), "pages", "free 4 KiB slots of frames an application holds (memory bloat)");
         v.counter("reservations", self.stats.reservations, "frames", "frames reserved for a 2 MiB virtual region");
         v.counter("conversions", self.stats.conversions, "frames", "reservations turned into shared frames for lack of free frames");
+        v.counter("evacuations", self.stats.evacuations, "frames", "frames emptied by compaction (their pages moved to frames of the same owner)");
         v.counter("guarantee_breaks", self.stats.guarantee_breaks, "frames", "foreign frames an application took for lack of any other (soft guarantee broken)");
     }
 }

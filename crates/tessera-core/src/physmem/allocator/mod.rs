@@ -80,6 +80,15 @@ pub struct PageRequest {
     pub size: PageSize,
 }
 
+/// One 4 KiB page moved by [`FrameAllocator::evacuate`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub from: Pfn,
+    pub to: Pfn,
+    /// Data of no simulated application (nothing maps it).
+    pub foreign: bool,
+}
+
 /// Largest block order: 2^18 frames = 1 GiB.
 pub const MAX_ORDER: u32 = 18;
 
@@ -152,6 +161,22 @@ pub trait FrameAllocator {
     /// application allocates together (CoCoA's en-masse regions). No-op by
     /// default.
     fn hear_allocation(&mut self, _asid: Asid, _va: u64, _bytes: u64) {}
+    /// Frames for `req` that `alloc_page` refused because they would break
+    /// the allocator's own placement rule (CoCoA's soft guarantee): the
+    /// last resort before running out of memory. None by default.
+    fn fallback_page(&mut self, _req: &PageRequest) -> Option<Pfn> {
+        None
+    }
+    /// Empty one frame by moving its pages to free frames of the same
+    /// owner (compaction), recording the moves in `moves`; false when no
+    /// frame can be emptied (the default: the allocator cannot compact).
+    fn evacuate(&mut self, _moves: &mut Vec<Move>) -> bool {
+        false
+    }
+    /// Whether `evacuate` can ever empty a frame.
+    fn can_evacuate(&self) -> bool {
+        false
+    }
     /// Whether the allocator is built for a machine that calls
     /// `hear_allocation` (the GPU's runtime); false by default.
     fn needs_allocations(&self) -> bool {

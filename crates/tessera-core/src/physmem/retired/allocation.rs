@@ -58,6 +58,7 @@ fn spec(allocator: &str, frames: u64, mut retired: toml::Table, fragmentation: f
         allocator: MechanismSpec { kind: allocator.into(), params: toml::Table::new() },
         page_size: MechanismSpec { kind: "base_only".into(), params: toml::Table::new() },
         fragmentation,
+        fragmentation_occupancy: None,
         retired: MechanismSpec { kind, params: retired },
     }
 }

@@ -88,13 +88,43 @@ fn foreign_frames_are_the_last_resort_and_counted() {
         assert_eq!(c.alloc_page(&page(1, vpn)).unwrap().0 / SLOTS, 1);
     }
     assert_eq!(c.stats.guarantee_breaks, 0);
-    let p = c.alloc_page(&page(1, SLOTS)).unwrap().0;
+    assert_eq!(c.alloc_page(&page(1, SLOTS)), None, "alloc_page keeps the guarantee");
+    let p = c.fallback_page(&page(1, SLOTS)).unwrap().0;
     assert_eq!(p, 0);
     assert_eq!(c.stats.guarantee_breaks, 1);
     assert_eq!(c.app_pages(), SLOTS + 1);
     // Freed again: the frame holds only foreign data and is foreign again.
     c.free(Pfn(p), 0);
     assert_eq!(c.kind(0), Kind::Foreign);
+    c.check_invariants().unwrap();
+}
+
+#[test]
+fn evacuation_empties_the_emptiest_frame_into_frames_of_the_same_owner() {
+    let mut c = cocoa(4, Config::default());
+    // Foreign data: 3 pages in frame 0, 5 in frame 1, 2 in frame 2; frame 3 stays free.
+    for (f, n) in [(0u64, 3u64), (1, 5), (2, 2)] {
+        for s in 0..n {
+            assert!(c.reserve(Pfn(f * SLOTS + 10 * s + 1)));
+        }
+    }
+    let mut moves = Vec::new();
+    assert!(c.evacuate(&mut moves));
+    // Frame 2 (2 pages) goes, into the first foreign frame's lowest free slots.
+    assert_eq!(moves, vec![Move { from: Pfn(2 * SLOTS + 1), to: Pfn(0), foreign: true }, Move { from: Pfn(2 * SLOTS + 11), to: Pfn(2), foreign: true }]);
+    assert_eq!(c.kind(2), Kind::Free);
+    assert_eq!(c.free, vec![3, 2]);
+    c.check_invariants().unwrap();
+    // An application's shared frames compact among themselves only.
+    let mut c = cocoa(3, Config::default());
+    let a = c.alloc_page(&page(1, 5)).unwrap();
+    assert!(c.reserve(Pfn(SLOTS + 4)));
+    let b = c.fallback_page(&page(1, 6)).unwrap();
+    assert_eq!(b.0 / SLOTS, 1);
+    assert!(c.evacuate(&mut moves));
+    assert_eq!(moves.len(), 1);
+    let m = moves[0];
+    assert!(!m.foreign && (m.from == a || m.from == b), "{m:?}");
     c.check_invariants().unwrap();
 }
 
@@ -124,6 +154,8 @@ fn a_capacity_not_in_whole_frames_is_a_config_error() {
 #[derive(Clone, Debug)]
 enum Op {
     Alloc { app: u8, vpn: u16 },
+    Fallback { app: u8, vpn: u16 },
+    Evacuate,
     Free { pick: u16 },
     Table,
     Pin { pfn: u16 },
@@ -132,6 +164,8 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (0u8..3, 0u16..3000).prop_map(|(app, vpn)| Op::Alloc { app, vpn }),
+        1 => (0u8..3, 0u16..3000).prop_map(|(app, vpn)| Op::Fallback { app, vpn }),
+        1 => Just(Op::Evacuate),
         3 => any::<u16>().prop_map(|pick| Op::Free { pick }),
         1 => Just(Op::Table),
         1 => (0u16..4096).prop_map(|pfn| Op::Pin { pfn }),
@@ -170,6 +204,32 @@ proptest! {
                     if let Some(p) = c.alloc_page(&page(asid, vpn as u64)) {
                         prop_assert!(held.insert(p.0, Some(asid)).is_none(), "frame {} handed out twice", p.0);
                         pages.insert((asid, vpn as u64));
+                    }
+                }
+                Op::Fallback { app, vpn } => {
+                    let asid = app as Asid + 1;
+                    if pages.contains(&(asid, vpn as u64)) {
+                        continue;
+                    }
+                    if let Some(p) = c.fallback_page(&page(asid, vpn as u64)) {
+                        prop_assert!(held.insert(p.0, Some(asid)).is_none(), "frame {} handed out twice", p.0);
+                        pages.insert((asid, vpn as u64));
+                    }
+                }
+                Op::Evacuate => {
+                    let mut moves = Vec::new();
+                    if c.evacuate(&mut moves) {
+                        for m in &moves {
+                            let owner = held.remove(&m.from.0);
+                            prop_assert!(owner.is_some(), "moved a page nobody held: {:?}", m);
+                            prop_assert_eq!(owner.unwrap().is_none(), m.foreign);
+                            prop_assert!(held.insert(m.to.0, owner.unwrap()).is_none(), "moved onto a held frame: {:?}", m);
+                            prop_assert_ne!(m.from.0 / SLOTS, m.to.0 / SLOTS);
+                        }
+                        let emptied = moves.first().map(|m| m.from.0 / SLOTS);
+                        if let Some(f) = emptied {
+                            prop_assert_eq!(c.kind(f as u32), Kind::Free);
+                        }
                     }
                 }
                 Op::Free { pick } => {

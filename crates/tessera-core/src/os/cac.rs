@@ -1,0 +1,205 @@
+//! Contiguity-aware compaction (CAC), Mosaic's compaction, on demand: when
+//! CoCoA has no frame for a page, empty the frame with the fewest pages into
+//! other frames of the same owner, and stall the GPU for the copies.
+//!
+//! ## What it models
+//! A request the allocator refuses (no free frame, nothing of the
+//! application's to convert) makes CAC ask the allocator to evacuate a
+//! frame ([`crate::physmem::allocator::FrameAllocator::evacuate`]: CoCoA
+//! moves foreign, pre-fragmented data only into other foreign frames, and an
+//! application's pages only into its own shared frames, so compaction never
+//! breaks the soft guarantee) and retry, up to `max_frames` evacuations per
+//! request. Each moved page costs a copy:
+//! - `copy = "channel"`: over the memory channel 64 bits at a time,
+//!   `channel_copy_cycles` per 4 KiB page (default 456 = read and write
+//!   4 KiB at 32 bytes per cycle, plus a DRAM latency each way);
+//! - `copy = "bulk"` (CAC-BC): an in-DRAM bulk copy (RowClone, LISA),
+//!   `bulk_copy_cycles` per page (default 82 = the paper's 80 ns at
+//!   1.02 GHz);
+//! - `copy = "ideal"`: free (the paper's Ideal CAC).
+//! An application's moved page is remapped (its accessed and dirty bits
+//! kept) and its translation shot down. Nothing found to evacuate: the
+//! allocator's last resort ([`FrameAllocator::fallback_page`]: CoCoA's
+//! guarantee break). Without CAC that last resort is taken at once.
+//! The GPU stalls every SM for the copies' cycles (the paper's worst case,
+//! §5: the whole GPU stalls and its pipeline is flushed).
+//! ## Paper
+//! Ausavarungnirun et al., "Mosaic", MICRO 2017, doi:10.1145/3123939.3123975,
+//! §4.4 and §6.4; the released code's on-demand `PMM::coalesce` for when it
+//! runs.
+//! ## Choices where the paper is silent
+//! - When: on demand (the released code), not on deallocation: Tessera's
+//!   GPU applications free nothing before they end, so the paper's
+//!   threshold-on-deallocation path never triggers in its workloads.
+//! - Same channel: Tessera's DRAM interleaves lines over the channels, so
+//!   every frame lies in every channel and the paper's same-channel rule
+//!   always holds.
+//! - The moved pages' lines are not dropped from the GPU's L2 (the frames
+//!   they leave are not read again until reused).
+//! ## Config
+//! `os.cac = { copy = "channel" | "bulk" | "ideal", channel_copy_cycles =
+//! 456, bulk_copy_cycles = 82, max_frames = 64 }`; needs the `cocoa`
+//! allocator. Without the table there is no compaction.
+//! ## Stats
+//! Under `os.cac.`: `attempts`, `frames_freed`, `pages_moved`,
+//! `foreign_pages_moved`, `tlb_entries_shot_down`, `cycles`, `failures`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::addr::{PageSize, BASE_SHIFT};
+use crate::error::{Error, Result};
+use crate::memsys::Shootdown;
+use crate::pagetable::format::PageTableFormat;
+use crate::pagetable::PageTable;
+use crate::physmem::allocator::{FrameAllocator, Move};
+use crate::physmem::PhysMem;
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Copy {
+    /// Over the memory channel, 64 bits at a time (CAC).
+    #[default]
+    Channel,
+    /// In-DRAM bulk copy (CAC-BC).
+    Bulk,
+    /// Zero latency (Ideal CAC).
+    Ideal,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacSpec {
+    #[serde(default)]
+    pub copy: Copy,
+    #[serde(default = "d_channel")]
+    pub channel_copy_cycles: u64,
+    #[serde(default = "d_bulk")]
+    pub bulk_copy_cycles: u64,
+    /// Frames evacuated for one request at most before the last resort.
+    #[serde(default = "d_max")]
+    pub max_frames: u32,
+}
+fn d_channel() -> u64 {
+    456
+}
+fn d_bulk() -> u64 {
+    82
+}
+fn d_max() -> u32 {
+    64
+}
+impl Default for CacSpec {
+    fn default() -> Self {
+        CacSpec { copy: Copy::default(), channel_copy_cycles: d_channel(), bulk_copy_cycles: d_bulk(), max_frames: d_max() }
+    }
+}
+
+crate::stat_group! {
+    pub struct CacStats {
+        attempts: "requests", "page requests the allocator refused that CAC tried to make room for",
+        frames_freed: "frames", "2 MiB frames emptied by compaction",
+        pages_moved: "pages", "application pages moved (remapped and shot down)",
+        foreign_pages_moved: "pages", "pre-fragmented (foreign) pages moved",
+        tlb_entries_shot_down: "entries", "TLB entries removed for moved pages",
+        cycles: "cycles", "cycles the copies took (every SM stalls for them)",
+        failures: "requests", "requests compaction could not make room for (the allocator's last resort followed)",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Cac {
+    spec: CacSpec,
+    copy_cycles: u64,
+    stats: CacStats,
+    moves: Vec<Move>,
+    /// Cycles of compaction not yet charged to the machine.
+    pending: u64,
+}
+
+impl Cac {
+    pub fn new(spec: &CacSpec, mem: &PhysMem) -> Result<Cac> {
+        if !mem.allocator().can_evacuate() {
+            return Err(Error::config_allowed(
+                "os.cac",
+                format!("contiguity-aware compaction moves pages between the frames of a per-application allocator; \"{}\" is not one", mem.allocator().name()),
+                &["physmem.allocator = \"cocoa\""],
+            ));
+        }
+        if spec.max_frames == 0 {
+            return Err(Error::config("os.cac.max_frames", "must be at least 1"));
+        }
+        let copy_cycles = match spec.copy {
+            Copy::Channel => spec.channel_copy_cycles,
+            Copy::Bulk => spec.bulk_copy_cycles,
+            Copy::Ideal => 0,
+        };
+        Ok(Cac { spec: spec.clone(), copy_cycles, stats: CacStats::default(), moves: Vec::new(), pending: 0 })
+    }
+
+    /// Evacuate frames until `retry` finds a place (its answer), or nothing
+    /// more can be evacuated (None).
+    pub fn make_room<T>(
+        &mut self,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        tlbs: &mut impl Shootdown,
+        mut retry: impl FnMut(&mut PhysMem) -> Result<Option<T>>,
+    ) -> Result<Option<T>> {
+        self.stats.attempts += 1;
+        for _ in 0..self.spec.max_frames {
+            let mut moves = std::mem::take(&mut self.moves);
+            let freed = mem.evacuate(&mut moves);
+            if freed {
+                self.apply(&moves, pt, mem, tlbs)?;
+            }
+            self.moves = moves;
+            if !freed {
+                break;
+            }
+            self.stats.frames_freed += 1;
+            if let Some(x) = retry(mem)? {
+                return Ok(Some(x));
+            }
+        }
+        self.stats.failures += 1;
+        Ok(None)
+    }
+
+    /// Remap the application pages among `moves` and charge every copy.
+    fn apply(&mut self, moves: &[Move], pt: &mut PageTable, mem: &mut PhysMem, tlbs: &mut impl Shootdown) -> Result<()> {
+        for m in moves {
+            let cost = self.copy_cycles;
+            self.stats.cycles += cost;
+            self.pending += cost;
+            if m.foreign {
+                self.stats.foreign_pages_moved += 1;
+                continue;
+            }
+            let page = mem.owner(m.to).expect("the reverse map moved with the page");
+            let va = page.vpn << BASE_SHIFT;
+            let leaf = pt.unmap(mem, page.asid, va).expect("a page in the reverse map is mapped");
+            let format = pt.format();
+            let (accessed, dirty) = (format.is_accessed(leaf.raw), format.is_dirty(leaf.raw));
+            self.stats.tlb_entries_shot_down += tlbs.shoot_down(va, PageSize::Size4K, page.asid);
+            pt.map(mem, page.asid, va, PageSize::Size4K, m.to)?;
+            if accessed || dirty {
+                let l = pt.leaf(mem, page.asid, va).expect("just mapped");
+                let format = pt.format();
+                let raw = format.used(l.raw, true, dirty);
+                mem.write_linked(l.slot, l.word, if accessed { raw } else { format.clear_accessed(raw) });
+            }
+            self.stats.pages_moved += 1;
+        }
+        Ok(())
+    }
+
+    /// Compaction cycles since the last call (the machine stalls for them).
+    pub fn take_pending(&mut self) -> u64 {
+        std::mem::take(&mut self.pending)
+    }
+
+    pub fn visit(&self, v: &mut dyn crate::stats::StatVisitor) {
+        use crate::stats::StatGroup;
+        self.stats.visit(v);
+    }
+}
