@@ -203,3 +203,77 @@ impl Cac {
         self.stats.visit(v);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::{Asid, Pfn};
+    use crate::config::spec::PhysMemSpec;
+    use crate::pagetable::radix;
+    use crate::physmem::allocator::PageRequest;
+    use crate::registry::{AnyFormat, Mechanism};
+
+    struct Log(Vec<(u64, PageSize, Asid)>);
+    impl Shootdown for Log {
+        fn shoot_down(&mut self, va: u64, size: PageSize, asid: Asid) -> u64 {
+            self.0.push((va, size, asid));
+            1
+        }
+    }
+
+    #[test]
+    fn an_applications_moved_page_is_remapped_with_its_bits_and_shot_down() {
+        let spec: PhysMemSpec = toml::from_str("capacity = \"6MiB\"\nallocator = \"cocoa\"").unwrap();
+        let mut mem = PhysMem::build(&spec, 1).unwrap();
+        let ctx = crate::pagetable::x86_radix::FormatCtx { levels: None, hasher: None };
+        let format = AnyFormat::Radix(radix::Radix::build(&radix::Config { large_reads_next: true, ..Default::default() }, &ctx).unwrap());
+        let mut pt = PageTable::new(format);
+        let map = |pt: &mut PageTable, mem: &mut PhysMem, vpn: u64, fallback: bool| {
+            let req = PageRequest { asid: 1, vpn, size: PageSize::Size4K };
+            let p = if fallback { mem.fallback_page(req).unwrap() } else { mem.alloc_page(req, true).unwrap().unwrap() };
+            pt.map(mem, 1, vpn << 12, PageSize::Size4K, p).unwrap();
+            p
+        };
+        // One frame holds the application's 300 pages, another the tables.
+        let home = map(&mut pt, &mut mem, 0, false).0 / 512;
+        for vpn in 1..300 {
+            map(&mut pt, &mut mem, vpn, false);
+        }
+        // Frame 2: foreign data, then one page of the application's that had nowhere else to go.
+        assert!(mem.reserve_frame(Pfn(2 * 512 + 7)));
+        let lone = map(&mut pt, &mut mem, 5000, true);
+        assert_eq!(lone.0 / 512, 2);
+        // The walker used it and wrote to it.
+        let l = pt.leaf(&mem, 1, 5000 << 12).unwrap();
+        let raw = pt.format().used(l.raw, true, true);
+        mem.write_linked(l.slot, l.word, raw);
+
+        let mut cac = Cac::new(&CacSpec { copy: Copy::Bulk, ..CacSpec::default() }, &mem).unwrap();
+        let mut log = Log(Vec::new());
+        let got = cac.make_room(&mut pt, &mut mem, &mut log, |_| Ok(Some(()))).unwrap();
+        assert_eq!(got, Some(()));
+        // Frame 2 (2 pages) was emptied into the application's other frame.
+        let (pfn, size) = pt.translate(&mem, 1, 5000 << 12).unwrap();
+        assert_eq!((pfn.0 / 512, size), (home, PageSize::Size4K));
+        assert_eq!(mem.owner(pfn).map(|r| r.vpn), Some(5000));
+        assert_eq!(mem.owner(lone), None);
+        let l = pt.leaf(&mem, 1, 5000 << 12).unwrap();
+        assert!(pt.format().is_dirty(l.raw) && pt.format().is_accessed(l.raw), "the bits moved with the page");
+        assert_eq!(log.0, vec![(5000 << 12, PageSize::Size4K, 1)]);
+        assert_eq!((cac.stats.pages_moved, cac.stats.foreign_pages_moved, cac.stats.frames_freed), (1, 1, 1));
+        assert_eq!(cac.take_pending(), 2 * 82);
+        assert_eq!(cac.take_pending(), 0);
+        mem.allocator().check_invariants().unwrap();
+        // Nothing else can be emptied: the application's 302 pages fit in no other frame of its own.
+        assert_eq!(cac.make_room(&mut pt, &mut mem, &mut log, |_| Ok(Some(()))).unwrap(), None);
+        assert_eq!(cac.stats.failures, 1);
+    }
+
+    #[test]
+    fn cac_needs_an_allocator_that_can_evacuate() {
+        let spec: PhysMemSpec = toml::from_str("capacity = \"6MiB\"").unwrap();
+        let mem = PhysMem::build(&spec, 1).unwrap();
+        let e = Cac::new(&CacSpec::default(), &mem).unwrap_err().to_string();
+        assert!(e.contains("os.cac") && e.contains("cocoa"), "{e}");
+    }
+}

@@ -142,6 +142,10 @@ fn mosaic_configurations_that_cannot_work_are_config_errors() {
     let gpu_err = |o: &[&str]| GpuMachine::build(&mosaic(o), vec![app(MIB2, all_pages(1, 0))], 1).err().expect("a config error").to_string();
     let e = gpu_err(&["gpu.l1_tlb.arrays={ \"4k\" = { entries = 128, ways = \"full\" } }", "gpu.l2_tlb.arrays={ \"4k\" = { entries = 512, ways = 16 } }"]);
     assert!(e.contains("gpu.l1_tlb.arrays") && e.contains("2m"), "{e}");
+    let e = gpu_err(&["physmem.fragmentation=0.5", "physmem.fragmentation_occupancy=1.5"]);
+    assert!(e.contains("physmem.fragmentation_occupancy") && e.contains("1.5"), "{e}");
+    let e = GpuMachine::build(&spec(&["os.cac={ copy = \"bulk\" }"]), vec![app(MIB2, all_pages(1, 0))], 1).err().expect("a config error").to_string();
+    assert!(e.contains("os.cac") && e.contains("cocoa"), "{e}");
     let e = gpu_err(&["pagetable.format=\"x86_radix\""]);
     assert!(e.contains("pagetable.format") && e.contains("large_reads_next"), "{e}");
     let cpu = |o: &[&str]| {
@@ -153,4 +157,45 @@ fn mosaic_configurations_that_cannot_work_are_config_errors() {
     assert!(e.contains("physmem.allocator") && e.contains("GPU"), "{e}");
     let e = cpu(&["physmem.page_size=\"in_place\"", "pagetable.format={ kind = \"radix\", large_reads_next = true }"]);
     assert!(e.contains("physmem.page_size") && e.contains("GPU"), "{e}");
+}
+
+/// The stress test of §6.4: every frame pre-fragmented at half occupancy.
+fn stressed(extra: &[&str]) -> Spec {
+    let mut o = vec!["gpu.sms=2", "gpu.paging=\"resident\"", "physmem.capacity=\"64MiB\"", "physmem.fragmentation=1.0", "physmem.fragmentation_occupancy=0.5"];
+    o.extend_from_slice(extra);
+    mosaic(&o)
+}
+
+#[test]
+fn without_compaction_a_fully_fragmented_memory_breaks_the_guarantee_and_coalesces_nothing() {
+    let m = run_apps(&stressed(&[]), vec![app(2 * MIB2, all_pages(2, 0))], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("physmem.pinned_frames"), 32 * 256);
+    assert_eq!(st.get("os.coalescer.coalesced"), 0);
+    assert!(st.get("physmem.allocator.cocoa.guarantee_breaks") >= 4, "1024 pages in the free halves of 256-page frames");
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_reserved"), 0);
+}
+
+#[test]
+fn compaction_frees_whole_frames_for_en_masse_regions_and_stalls_the_gpu_for_its_copies() {
+    let run = |copy: &str| {
+        let c = format!("os.cac={{ copy = \"{copy}\" }}");
+        run_apps(&stressed(&[&c]), vec![app(2 * MIB2, all_pages(2, 0))], 1).unwrap().stats()
+    };
+    let ideal = run("ideal");
+    // Two evacuations (256 foreign pages each) give the two regions whole frames, which coalesce.
+    assert_eq!(ideal.get("os.cac.frames_freed"), 2);
+    assert_eq!(ideal.get("os.cac.foreign_pages_moved"), 512);
+    assert_eq!(ideal.get("os.cac.pages_moved"), 0);
+    assert_eq!(ideal.get("os.coalescer.coalesced"), 2);
+    assert_eq!(ideal.get("physmem.allocator.cocoa.guarantee_breaks"), 0);
+    assert_eq!((ideal.get("os.cac.cycles"), ideal.get("gpu.compaction_stall_cycles")), (0, 0));
+    // The copies happen before the first kernel: the same run, later by exactly their cycles.
+    for (copy, per_page) in [("channel", 456), ("bulk", 82)] {
+        let st = run(copy);
+        assert_eq!(st.get("os.cac.cycles"), 512 * per_page, "{copy}");
+        assert_eq!(st.get("gpu.compaction_stall_cycles"), 512 * per_page, "{copy}");
+        assert_eq!(st.get("gpu.cycles"), ideal.get("gpu.cycles") + 512 * per_page, "{copy}");
+        assert_eq!(st.get("gpu.walker.walks"), ideal.get("gpu.walker.walks"), "{copy}");
+    }
 }
