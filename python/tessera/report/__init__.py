@@ -19,6 +19,9 @@ Studies (:data:`STUDIES`):
   Manager with Application-Transparent Support for Multiple Page Sizes"
   (MICRO 2017), its §3 on the GPU machine; see
   :mod:`tessera.report.mosaic_motivation` and docs/reproduce-mosaic-motivation.md.
+- ``mosaic-gpu``: the same paper's evaluation (§6): Mosaic against GPU-MMU
+  and an ideal TLB; see :mod:`tessera.report.mosaic_gpu` and
+  docs/reproduce-mosaic-gpu.md.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ STUDIES = {
     "mosaic-pages": "Mosaic Pages (Gosakan et al.): Fig. 6 TLB misses, Table 3 utilisation, Table 4 swap I/O, and beyond",
     "gtsm": "GTSM superpages (Du et al.): Figs. 11-13 walks and IPC, Figs. 15-18 sensitivities, retired pages",
     "mosaic-motivation": "Mosaic GPU (Ausavarungnirun et al.) §3: Fig. 3 TLB cost, Fig. 4 demand paging, bloat, L2 TLB vs PWC",
+    "mosaic-gpu": "Mosaic GPU (Ausavarungnirun et al.) §6: Mosaic vs GPU-MMU vs ideal TLB, Figs. 8-14a, coalescing, bloat",
 }
 
 
@@ -66,7 +70,8 @@ def reproduce(
     ``warmup`` must be left out; ``gtsm``: a
     :class:`tessera.report.gtsm_run.Reproduction`, whose warm-ups are its
     own, so ``warmup`` must be left out too; ``mosaic-motivation``: a
-    :class:`tessera.report.mosaic_motivation_run.Reproduction`, no warm-up).
+    :class:`tessera.report.mosaic_motivation_run.Reproduction`, no warm-up;
+    ``mosaic-gpu``: the same class, no warm-up).
     """
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
@@ -91,6 +96,15 @@ def reproduce(
             out = os.path.join("tessera-results", mosaic_motivation.sweep_name(scale))
         return mosaic_motivation_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs,
                                                force=force, progress=progress, command=command)
+    if study == "mosaic-gpu":
+        from tessera.report import mosaic_gpu, mosaic_gpu_run
+
+        if warmup is not None:
+            raise ValueError("mosaic-gpu runs each GPU kernel from its start to its end: --warmup does not apply")
+        if out is None:
+            out = os.path.join("tessera-results", mosaic_gpu.sweep_name(scale))
+        return mosaic_gpu_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs,
+                                        force=force, progress=progress, command=command)
     if study == "mosaic-pages":
         from tessera.report import mosaic_pages, mosaic_run
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
@@ -201,11 +201,13 @@ def _apps_of(v: Any) -> tuple[str, ...]:
     return tuple(str(a) for a in v)
 
 
-def weighted_speedups(runs: pd.DataFrame, alone: pd.DataFrame, scale: str) -> pd.DataFrame:
+def weighted_speedups(runs: pd.DataFrame, alone: pd.DataFrame, scale: str,
+                      extra: Optional[Mapping[str, str]] = None) -> pd.DataFrame:
     """One row per workload and machine: ``group``, ``n``, ``mix``,
     ``config``, ``ws`` (Eq. 1), ``ipc`` (the applications' IPCs summed) and
     the counters the tables explain with. ``runs`` holds every ``mix-*``
-    sweep's rows with a ``config`` column."""
+    sweep's rows with a ``config`` column. ``extra`` adds columns: name →
+    counter, NaN where a run does not have it (another study's counters)."""
     ipc_alone = {}
     for _, r in alone.iterrows():
         ipc_alone[(_apps_of(r["axis.apps"])[0], int(r["axis.gpu.sms"]))] = float(r["gpu.apps.0.ipc"])
@@ -238,8 +240,13 @@ def weighted_speedups(runs: pd.DataFrame, alone: pd.DataFrame, scale: str) -> pd
             "pwc_hit": _rate(r.get("gpu.pwc.hits", np.nan), r.get("gpu.pwc.misses", np.nan)),
             "touched": float(sum(r[f"gpu.apps.{i}.touched_bytes"] for i in range(n))),
             "mapped": float(sum(r[f"gpu.apps.{i}.mapped_bytes"] for i in range(n))),
+            **{k: _num(r.get(c)) for k, c in (extra or {}).items()},
         })
     return pd.DataFrame(rows)
+
+
+def _num(v: Any) -> float:
+    return np.nan if v is None else float(v)
 
 
 def _rate(hits: Any, misses: Any) -> float:

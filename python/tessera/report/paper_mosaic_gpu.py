@@ -1,6 +1,6 @@
 """The numbers of "Mosaic: A GPU Memory Manager with Application-Transparent
 Support for Multiple Page Sizes" (Ausavarungnirun et al., MICRO 2017, DOI
-10.1145/3123939.3123975) that the mosaic-motivation report puts beside ours,
+10.1145/3123939.3123975) that the mosaic-motivation (§3) and mosaic-gpu (§6) reports put beside ours,
 each with the section it comes from.
 
 Figs. 3 and 4 are bar charts; the values kept here are the ones §3 states in
@@ -20,6 +20,15 @@ __all__ = [
     "L2TLB_OVER_PWC",
     "WORKING_SET_MB",
     "SUITE",
+    "MOSAIC_OVER_GPUMMU",
+    "MOSAIC_WITHIN_IDEAL",
+    "WORKLOADS",
+    "FIG11",
+    "MOSAIC_DP_OVER_GPUMMU_NODP",
+    "FIG13_GPUMMU_L2_HIT",
+    "FIG13_MOSAIC_MISS_BELOW",
+    "FIG14A_MOSAIC_8_LOSS",
+    "FIG14A_ENTRIES",
 ]
 
 CITATION = (
@@ -68,3 +77,34 @@ SUITE = {
     "srad": "SRAD (Rodinia)",
     "needleman_wunsch": "NW (Rodinia)",
 }
+
+# ------------------------------------------------------------------ §6, the evaluation (mosaic-gpu report)
+
+#: §6.1, Fig. 8: Mosaic against GPU-MMU (both with demand paging), averaged
+#: over the 135 homogeneous workloads; §6.2, Fig. 9: over the 100
+#: heterogeneous ones.
+MOSAIC_OVER_GPUMMU = {"homogeneous": 55.5, "heterogeneous": 29.7}
+#: §6.1 and §6.2: Mosaic comes within this many percent of the ideal TLB.
+MOSAIC_WITHIN_IDEAL = {"homogeneous": 6.8, "heterogeneous": 15.4}
+#: §5 and §6: the paper's workload counts (27 applications × 1–5 copies; 25 random
+#: sets of each count 2–5).
+WORKLOADS = {"homogeneous": 135, "heterogeneous": 100}
+#: §6.2, Fig. 11: the 350 applications of the heterogeneous workloads, IPC
+#: under Mosaic over IPC under GPU-MMU: the share improved, the range and mean
+#: of the ratio (percent: 66.3 % to 860 %), the worst loss, and the shares of
+#: applications within 90 / 80 / 70 % of their ideal-TLB IPC.
+FIG11 = {"apps": 350, "improved_pct": 93.6, "min_pct": 66.3, "max_pct": 860.0, "mean_pct": 133.0,
+         "worst_loss_pct": 33.6, "within_ideal_pct": {90: 48.0, 80: 68.9, 70: 82.3}}
+#: §6.2, Fig. 12: Mosaic (with demand paging) against GPU-MMU without demand
+#: paging: +58.5 % homogeneous, +47.5 % heterogeneous; "demand paging has
+#: little impact on the weighted speedup".
+MOSAIC_DP_OVER_GPUMMU_NODP = {"homogeneous": 58.5, "heterogeneous": 47.5}
+#: §6.3, Fig. 13 (214 of 235 workloads, those with an L2 TLB hit rate below
+#: 98 %): GPU-MMU's L2 TLB hit rate by number of applications (the text gives
+#: 2 and 5), and Mosaic's miss rate, below 1 % at L1 and L2.
+FIG13_GPUMMU_L2_HIT = {2: 81.0, 5: 62.0}
+FIG13_MOSAIC_MISS_BELOW = 1.0
+#: §6.3, Fig. 14a: Mosaic with 8 L1 TLB base-page entries per SM instead of
+#: 128 loses 7.6 % on average; GPU-MMU "scales poorly" (no number given).
+FIG14A_MOSAIC_8_LOSS = 7.6
+FIG14A_ENTRIES = (128, 64, 32, 16, 8)

@@ -1,0 +1,435 @@
+"""The Mosaic paper's evaluation (§6) on Tessera's GPU machine: Mosaic (CoCoA
+and the in-place coalescer, preset ``mosaic_gpu_mosaic``) against GPU-MMU
+(preset ``mosaic_gpu``) and an ideal TLB, with and without the cost of demand
+paging, on the workloads of the motivation study.
+
+The study reuses :mod:`tessera.report.mosaic_motivation`: its workloads
+(:func:`~tessera.report.mosaic_motivation.mixes`), kernel parameters, SM
+shares, its ``alone`` sweep (IPC_alone of Eq. 1: GPU-MMU, 4 KiB pages, no
+paging cost, alone on the same share) and its weighted speedups. The
+machines here (:data:`CONFIGS`) differ from each other in one thing per
+comparison: the memory manager (``gpummu`` / ``mosaic``), the TLB
+(``ideal``), the cost of demand paging (``*_dp``), placement alone
+(``cocoa_only``: CoCoA without coalescing) and the L1 TLB's base-page
+entries (``*_l1_<N>``, Fig. 14a). ``gpummu`` and ``ideal`` are the
+motivation study's ``4k`` and ``ideal``, so one results store serves both.
+
+Compaction (Fig. 16, Table 2: CAC, CAC-BC, ideal CAC and no CAC under a
+fragmentation index and a frame occupancy) is not built yet: its sweeps go
+into :func:`compaction_specs` and its tables into :data:`COMPACTION_TABLES`
+(the report's figures into ``mosaic_gpu_report.COMPACTION_FIGURES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tessera.report import mosaic_motivation as mm
+from tessera.report.mosaic_motivation import _ratio, _summary, apps_for, mixes, params_for
+
+__all__ = [
+    "STUDY",
+    "SCALES",
+    "CONFIGS",
+    "CONFIG_LABEL",
+    "L1_ENTRIES",
+    "SEED_CONFIGS",
+    "EXTRA_COUNTERS",
+    "COMPACTION_TABLES",
+    "sweep_name",
+    "specs",
+    "compaction_specs",
+    "weighted_speedups",
+    "app_ipcs",
+    "tables",
+]
+
+STUDY = "mosaic-gpu"
+#: ``quick`` runs in under ten minutes on 2 cores (measured: see
+#: docs/reproduce-mosaic-gpu.md); ``tiny`` only checks the pipeline.
+SCALES = mm.SCALES
+
+GPUMMU, MOSAIC = "mosaic_gpu", "mosaic_gpu_mosaic"
+RESIDENT = {"gpu.paging": "resident"}
+
+#: Config → (preset, overrides). ``resident``: every page on the GPU at
+#: launch (no demand-paging cost); ``*_dp``: the preset's demand paging
+#: (55 µs per 4 KiB far fault, serialised).
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gpummu": (GPUMMU, dict(mm.CONFIGS["4k"])),
+    "mosaic": (MOSAIC, dict(RESIDENT)),
+    "ideal": (GPUMMU, dict(mm.CONFIGS["ideal"])),
+    "gpummu_dp": (GPUMMU, {}),
+    "mosaic_dp": (MOSAIC, {}),
+    "ideal_dp": (GPUMMU, {"gpu.ideal_tlb": True}),
+    "cocoa_only": (GPUMMU, {**RESIDENT, "physmem.allocator": "cocoa"}),
+}
+CONFIG_LABEL = {
+    "gpummu": "GPU-MMU (4 KiB pages, global free list), no paging cost",
+    "mosaic": "Mosaic (CoCoA + in-place coalescer), no paging cost",
+    "ideal": "ideal TLB over GPU-MMU's frames, no paging cost",
+    "gpummu_dp": "GPU-MMU with demand paging",
+    "mosaic_dp": "Mosaic with demand paging",
+    "ideal_dp": "ideal TLB with demand paging",
+    "cocoa_only": "GPU-MMU's pages over CoCoA's placement (no coalescing), no paging cost",
+}
+#: Fig. 14a: L1 TLB base-page entries per SM besides the preset's 128 (its
+#: 16 large-page entries kept), under GPU-MMU and Mosaic without paging cost;
+#: ``quick`` runs two of them to stay under ten minutes.
+L1_ENTRIES = {"full": (64, 32, 16, 8), "quick": (32, 8), "tiny": (8,)}
+L1_BASE = 128
+L1_CONFIGS = ("gpummu", "mosaic")
+#: Configs whose single kernels also run under other seeds.
+SEED_CONFIGS = ("gpummu", "mosaic", "ideal")
+
+#: Counters the tables need beyond the motivation study's: column → counter.
+EXTRA_COUNTERS = {
+    "l1_lookups": "gpu.l1_tlb.lookups",
+    "l1_hits": "gpu.l1_tlb.hits",
+    "l1_2m_hits": "gpu.l1_tlb.2m.hits",
+    "l2_lookups": "gpu.l2_tlb.lookups",
+    "l2_hits": "gpu.l2_tlb.hits",
+    "l2_2m_hits": "gpu.l2_tlb.2m.hits",
+    "coalesced": "os.coalescer.coalesced",
+    "not_contiguous": "os.coalescer.not_contiguous",
+    "large_pages": "os.coalescer.large_pages",
+    "splintered": "os.coalescer.splintered",
+    "bloat_pages": "physmem.allocator.cocoa.bloat_pages",
+    "app_pages": "physmem.allocator.cocoa.app_pages",
+    "frames_reserved": "physmem.allocator.cocoa.frames_reserved",
+    "frames_shared": "physmem.allocator.cocoa.frames_shared",
+    "conversions": "physmem.allocator.cocoa.conversions",
+    "guarantee_breaks": "physmem.allocator.cocoa.guarantee_breaks",
+}
+
+
+def l1_config(base: str, entries: int) -> str:
+    return f"{base}_l1_{entries}"
+
+
+def l1_arrays(entries: int) -> dict[str, Any]:
+    return {"4k": {"entries": entries, "ways": "full"}, "2m": {"entries": 16, "ways": "full"}}
+
+
+def all_configs(scale: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """:data:`CONFIGS` and the Fig. 14a machines at ``scale``."""
+    out = dict(CONFIGS)
+    for base in L1_CONFIGS:
+        preset, over = CONFIGS[base]
+        for n in L1_ENTRIES[scale]:
+            out[l1_config(base, n)] = (preset, {**over, "gpu.l1_tlb.arrays": l1_arrays(n)})
+    return out
+
+
+def sweep_name(scale: str, part: str = "") -> str:
+    mm._check_scale(scale)
+    base = STUDY if scale == "full" else f"{STUDY}-{scale}"
+    return f"{base}-{part}" if part else base
+
+
+def specs(scale: str) -> dict[str, dict[str, Any]]:
+    """Every sweep, by part name: ``alone`` (the motivation study's, renamed),
+    ``mix-<config>`` for every config of :func:`all_configs` over every
+    workload of :func:`mixes`, and ``seeds-<config>`` (single kernels under
+    other seeds), then :func:`compaction_specs`."""
+    params = params_for(scale)
+    ws = [list(m) for _, _, m in mixes(scale)]
+    out: dict[str, dict[str, Any]] = {"alone": {**mm.specs(scale)["alone"], "name": sweep_name(scale, "alone")}}
+    for name, (preset, over) in all_configs(scale).items():
+        out[f"mix-{name}"] = {"name": sweep_name(scale, f"mix-{name}"), "machine": preset, "seed": 0,
+                              "set": dict(over), "params": params, "axes": {"apps": ws}}
+    for name in SEED_CONFIGS:
+        preset, over = CONFIGS[name]
+        out[f"seeds-{name}"] = {"name": sweep_name(scale, f"seeds-{name}"), "machine": preset, "set": dict(over),
+                                "params": params,
+                                "axes": {"apps": [[a] for a in apps_for(scale)], "seed": list(mm._EXTRA_SEEDS[scale])}}
+    out.update(compaction_specs(scale))
+    return out
+
+
+def compaction_specs(scale: str) -> dict[str, dict[str, Any]]:
+    """The compaction sweeps (Fig. 16, Table 2), by part name: none yet.
+    Parts named ``mix-<config>`` join the weighted speedups."""
+    mm._check_scale(scale)
+    return {}
+
+
+# ------------------------------------------------------------------ analysis
+
+
+def weighted_speedups(runs: pd.DataFrame, alone: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """The motivation study's weighted speedups with :data:`EXTRA_COUNTERS`."""
+    return mm.weighted_speedups(runs, alone, scale, extra=EXTRA_COUNTERS)
+
+
+def app_ipcs(runs: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """One row per application of each workload and config: ``group``, ``n``,
+    ``mix``, ``slot`` (its place in the workload), ``app``, ``config``, ``ipc``."""
+    group_of = {m: (g, n) for g, n, m in mixes(scale)}
+    rows = []
+    for _, r in runs.iterrows():
+        apps = mm._apps_of(r["axis.apps"])
+        g, n = group_of[apps]
+        for i, a in enumerate(apps):
+            rows.append({"group": g, "n": n, "mix": "+".join(apps), "slot": i, "app": a, "config": r["config"],
+                         "ipc": float(r[f"gpu.apps.{i}.ipc"])})
+    return pd.DataFrame(rows)
+
+
+def _group(ws: pd.DataFrame, group: str) -> pd.DataFrame:
+    return ws[ws["group"] == group]
+
+
+def _present(ws: pd.DataFrame, *configs: str) -> bool:
+    have = set(ws["config"])
+    return all(c in have for c in configs)
+
+
+#: The pairs of Figs. 8 and 9: column → (numerator, denominator).
+PAIRS = {
+    "mosaic_over_gpummu": ("mosaic", "gpummu"),
+    "mosaic_over_ideal": ("mosaic", "ideal"),
+    "ideal_over_gpummu": ("ideal", "gpummu"),
+    "mosaic_dp_over_gpummu_dp": ("mosaic_dp", "gpummu_dp"),
+    "mosaic_dp_over_ideal_dp": ("mosaic_dp", "ideal_dp"),
+    "ideal_dp_over_gpummu_dp": ("ideal_dp", "gpummu_dp"),
+}
+
+
+def _pairs(ws: pd.DataFrame, pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+    cols = {k: _summary(_ratio(ws, a, b)) for k, (a, b) in pairs.items() if _present(ws, a, b)}
+    return pd.concat(cols, axis=1)
+
+
+def fig8_9(ws: pd.DataFrame, group: str) -> pd.DataFrame:
+    """Fig. 8 (``homogeneous``) or 9 (``heterogeneous``): per workload, the
+    ratio of weighted speedups of :data:`PAIRS`, summarised per application
+    count and over the group (mean, min, max)."""
+    t = _pairs(_group(ws, group), PAIRS)
+    return t.drop(index=("all", "all"), errors="ignore")
+
+
+def fig10(ws: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 10: each two-application heterogeneous workload, Mosaic and the
+    ideal TLB over GPU-MMU, without and with demand paging."""
+    d = ws[(ws["group"] == "heterogeneous") & (ws["n"] == 2)]
+    p = d.pivot_table(index="mix", columns="config", values="ws")
+    out = pd.DataFrame(index=p.index)
+    for a, b in (("mosaic", "gpummu"), ("ideal", "gpummu"), ("mosaic_dp", "gpummu_dp"), ("ideal_dp", "gpummu_dp")):
+        if a in p and b in p:
+            out[f"{a}_over_{b}"] = p[a] / p[b]
+    order = list(dict.fromkeys(d["mix"]))
+    return out.loc[order].rename_axis("mix")
+
+
+def fig11(ipcs: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
+    """Fig. 11: every application of every heterogeneous workload, its IPC
+    under Mosaic and the ideal TLB over its IPC under GPU-MMU, and Mosaic's
+    over the ideal TLB's, sorted by Mosaic's ratio. ``suffix`` ``"_dp"``
+    takes the demand-paged runs."""
+    d = ipcs[ipcs["group"] == "heterogeneous"]
+    p = d.pivot_table(index=["n", "mix", "slot", "app"], columns="config", values="ipc")
+    g, m, i = f"gpummu{suffix}", f"mosaic{suffix}", f"ideal{suffix}"
+    if p.empty or not all(c in p for c in (g, m, i)):
+        return pd.DataFrame(columns=["n", "mix", "slot", "app", "mosaic_norm", "ideal_norm", "mosaic_of_ideal"])
+    out = pd.DataFrame({"mosaic_norm": p[m] / p[g], "ideal_norm": p[i] / p[g], "mosaic_of_ideal": p[m] / p[i]})
+    return out.reset_index().sort_values(["mosaic_norm", "n", "mix", "slot"]).reset_index(drop=True)
+
+
+def fig11_summary(per_app: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Fig. 11's numbers per variant (``resident``, ``dp``) and per
+    application count: applications, the share Mosaic improves, min / mean /
+    max of Mosaic's normalised IPC, and the shares within 90, 80 and 70 % of
+    the ideal TLB's IPC."""
+    rows = []
+    for variant, f in per_app.items():
+        parts = [(str(n), d) for n, d in f.groupby("n")] + [("all", f)]
+        for n, d in parts:
+            v = d["mosaic_norm"].replace([np.inf, -np.inf], np.nan).dropna()
+            o = d["mosaic_of_ideal"].replace([np.inf, -np.inf], np.nan).dropna()
+            rows.append({"variant": variant, "n": n, "apps": len(d),
+                         "improved_pct": 100.0 * float((v > 1.0).mean()) if len(v) else np.nan,
+                         "min": v.min(), "mean": v.mean(), "max": v.max(),
+                         **{f"within_{k}_pct": 100.0 * float((o >= k / 100.0).mean()) if len(o) else np.nan
+                            for k in (90, 80, 70)}})
+    return pd.DataFrame(rows).set_index(["variant", "n"])
+
+
+def fig12(ws: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 12: GPU-MMU and Mosaic with demand paging over GPU-MMU without
+    its cost (and Mosaic without it, for reference), per group and count."""
+    return _pairs(ws, {"gpummu_dp_over_gpummu": ("gpummu_dp", "gpummu"),
+                       "mosaic_dp_over_gpummu": ("mosaic_dp", "gpummu"),
+                       "mosaic_over_gpummu": ("mosaic", "gpummu")})
+
+
+def fig13(ws: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 13: L1 and L2 TLB hit rates per (group, n) under GPU-MMU and
+    Mosaic (no paging cost), the share of TLB hits served by 2 MiB entries,
+    and the share of full 2 MiB frames coalesced (averages over workloads)."""
+    rows = []
+    d = ws[ws["config"].isin(["gpummu", "mosaic"])].copy()
+    d["l1_hit"] = d["l1_hits"] / d["l1_lookups"].where(d["l1_lookups"] > 0)
+    d["l2_hit"] = d["l2_hits"] / d["l2_lookups"].where(d["l2_lookups"] > 0)
+    d["l1_large_share"] = d["l1_2m_hits"] / d["l1_hits"].where(d["l1_hits"] > 0)
+    d["l2_large_share"] = d["l2_2m_hits"] / d["l2_hits"].where(d["l2_hits"] > 0)
+    full = d["coalesced"] + d["not_contiguous"]
+    d["coalesced_share"] = d["coalesced"] / full.where(full > 0)
+    parts = [((g, str(n)), x) for (g, n), x in d.groupby(["group", "n"], sort=False)]
+    parts += [((g, "all"), x) for g, x in d.groupby("group", sort=False)]
+    # Both groups together per count (the paper's Fig. 13 groups by count only), then everything.
+    parts += [(("all", str(n)), x) for n, x in d.groupby("n")] + [(("all", "all"), d)]
+    for (g, n), x in parts:
+        row: dict[str, Any] = {"group": g, "n": n, "workloads": x["mix"].nunique()}
+        for c in ("gpummu", "mosaic"):
+            y = x[x["config"] == c]
+            for k in ("l1_hit", "l2_hit", "l1_large_share", "l2_large_share"):
+                row[f"{c}_{k}"] = y[k].mean()
+        row["mosaic_coalesced_share"] = x[x["config"] == "mosaic"]["coalesced_share"].mean()
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["group", "n"])
+
+
+def fig14a(ws: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Fig. 14a: weighted speedup with fewer L1 TLB base-page entries, over
+    GPU-MMU's with the preset's 128, per workload, then mean / min / max per
+    group; ``mean_own``: the mean over the same machine's at 128 (the
+    paper's "Mosaic loses 7.6 %"). Rows: config, entries, group."""
+    rows = []
+    for base in L1_CONFIGS:
+        for n in (L1_BASE,) + tuple(L1_ENTRIES[scale]):
+            c = base if n == L1_BASE else l1_config(base, n)
+            if not _present(ws, c, "gpummu", base):
+                continue
+            r = _ratio(ws, c, "gpummu").merge(_ratio(ws, c, base).rename(columns={"ratio": "own"}),
+                                              on=["group", "n", "mix"])
+            for g, d in [(g, d) for g, d in r.groupby("group", sort=False)] + [("all", r)]:
+                rows.append({"config": base, "entries": n, "group": g, "workloads": len(d),
+                             "mean": d["ratio"].mean(), "min": d["ratio"].min(), "max": d["ratio"].max(),
+                             "mean_own": d["own"].mean()})
+    return pd.DataFrame(rows).set_index(["config", "entries", "group"])
+
+
+def coalescing(ws: pd.DataFrame) -> pd.DataFrame:
+    """Each kernel alone under Mosaic (no paging cost): 2 MiB frames
+    coalesced and not contiguous, the pages CoCoA holds for it and the free
+    slots of its frames (bloat), and IPC under GPU-MMU, CoCoA alone and Mosaic."""
+    one = ws[(ws["group"] == "homogeneous") & (ws["n"] == 1)]
+    m = one[one["config"] == "mosaic"].set_index("mix")
+    ipc = one.pivot_table(index="mix", columns="config", values="ipc")
+    order = list(dict.fromkeys(one["mix"]))
+    out = pd.DataFrame({"touched_mib": m["touched"] / 2**20, "coalesced": m["coalesced"],
+                        "not_contiguous": m["not_contiguous"], "splintered": m["splintered"],
+                        "app_pages": m["app_pages"], "bloat_pages": m["bloat_pages"],
+                        "frames_reserved": m["frames_reserved"], "frames_shared": m["frames_shared"]})
+    out["bloat_pct"] = 100.0 * out["bloat_pages"] / out["app_pages"].where(out["app_pages"] > 0)
+    for c in ("gpummu", "cocoa_only", "mosaic"):
+        if c in ipc:
+            out[f"ipc_{c}"] = ipc[c]
+    return out.loc[[a for a in order if a in out.index]].rename_axis("app")
+
+
+def coalescing_mixes(ws: pd.DataFrame) -> pd.DataFrame:
+    """Per (group, n) under Mosaic (no paging cost): mean share of full
+    2 MiB frames coalesced, mean bloat, and CoCoA's conversions and broken
+    guarantees summed over the workloads."""
+    d = ws[ws["config"] == "mosaic"].copy()
+    full = d["coalesced"] + d["not_contiguous"]
+    d["coalesced_share"] = d["coalesced"] / full.where(full > 0)
+    d["bloat_pct"] = 100.0 * d["bloat_pages"] / d["app_pages"].where(d["app_pages"] > 0)
+    parts = [((g, str(n)), x) for (g, n), x in d.groupby(["group", "n"], sort=False)]
+    parts += [(("all", "all"), d)]
+    rows = [{"group": g, "n": n, "workloads": len(x), "coalesced": x["coalesced"].mean(),
+             "not_contiguous": x["not_contiguous"].mean(), "coalesced_share": x["coalesced_share"].mean(),
+             "bloat_pct": x["bloat_pct"].mean(), "conversions": x["conversions"].sum(),
+             "guarantee_breaks": x["guarantee_breaks"].sum()} for (g, n), x in parts]
+    return pd.DataFrame(rows).set_index(["group", "n"])
+
+
+def placement(ws: pd.DataFrame) -> pd.DataFrame:
+    """CoCoA's placement alone against GPU-MMU's (both 4 KiB pages, no
+    coalescing), Mosaic against CoCoA alone (what coalescing adds) and
+    against GPU-MMU, no paging cost."""
+    return _pairs(ws, {"cocoa_only_over_gpummu": ("cocoa_only", "gpummu"),
+                       "mosaic_over_cocoa_only": ("mosaic", "cocoa_only"),
+                       "mosaic_over_gpummu": ("mosaic", "gpummu")})
+
+
+def apps_alone(ws: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
+    """Each kernel alone on 30 SMs: IPC under Mosaic and the ideal TLB over
+    GPU-MMU's, seed 0, with the min and max over every seed run."""
+    one = ws[(ws["group"] == "homogeneous") & (ws["n"] == 1)]
+    ipc = {(m, c, 0): v for m, c, v in one[["mix", "config", "ipc"]].itertuples(index=False)}
+    for _, r in seeds.iterrows():
+        ipc[(mm._apps_of(r["axis.apps"])[0], r["config"], int(r["seed"]))] = float(r["gpu.apps.0.ipc"])
+    seed_list = sorted({s for _, _, s in ipc})
+    rows = []
+    for a in dict.fromkeys(one["mix"]):
+        row: dict[str, Any] = {"app": a}
+        for c, base in (("mosaic", "gpummu"), ("ideal", "gpummu"), ("mosaic", "ideal")):
+            if (a, c, 0) not in ipc or (a, base, 0) not in ipc:
+                continue
+            vals = [ipc[(a, c, s)] / ipc[(a, base, s)] for s in seed_list
+                    if (a, c, s) in ipc and (a, base, s) in ipc and ipc[(a, base, s)] > 0]
+            row[f"{c}_over_{base}"] = ipc[(a, c, 0)] / ipc[(a, base, 0)]
+            row[f"{c}_over_{base}_min"], row[f"{c}_over_{base}_max"] = min(vals), max(vals)
+        row["seeds"] = len(seed_list)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("app")
+
+
+def workloads(ws: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Each kernel alone on 30 SMs (seed 0): parameters, touched MiB, warp
+    instructions, and IPC under GPU-MMU, Mosaic and the ideal TLB."""
+    from tessera.report.paper_mosaic_gpu import SUITE
+
+    one = ws[(ws["group"] == "homogeneous") & (ws["n"] == 1)]
+    ipc = one.pivot_table(index="mix", columns="config", values="ipc")
+    g = one[one["config"] == "gpummu"].set_index("mix")
+    params = params_for(scale)
+    rows = []
+    for a in apps_for(scale):
+        if a not in g.index:
+            continue
+        rows.append({"app": a, "stands_for": SUITE.get(a, ""),
+                     "params": " ".join(f"{k}={v}" for k, v in params[a].items()) or "defaults",
+                     "touched_mib": g.loc[a, "touched"] / 2**20, "warp_instructions": g.loc[a, "warp_instructions"],
+                     **{f"ipc_{c}": ipc.loc[a, c] if c in ipc else np.nan for c in ("gpummu", "mosaic", "ideal")}})
+    return pd.DataFrame(rows).set_index("app")
+
+
+#: Compaction tables (Fig. 16, Table 2), name → f(ws, runs): none yet. The
+#: runs are every sweep's rows by part name (see :func:`compaction_specs`).
+COMPACTION_TABLES: dict[str, Callable[[pd.DataFrame, Mapping[str, pd.DataFrame]], pd.DataFrame]] = {}
+
+
+def tables(ws: pd.DataFrame, ipcs: pd.DataFrame, seeds: pd.DataFrame, scale: str,
+           runs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of the report from the weighted speedups
+    (:func:`weighted_speedups`), the per-application IPCs (:func:`app_ipcs`)
+    and the seed runs; then :data:`COMPACTION_TABLES`."""
+    per_app = {"resident": fig11(ipcs), "dp": fig11(ipcs, "_dp")}
+    out = {
+        "workloads": workloads(ws, scale),
+        "fig8": fig8_9(ws, "homogeneous"),
+        "fig9": fig8_9(ws, "heterogeneous"),
+        "fig10": fig10(ws),
+        "fig11": per_app["resident"],
+        "fig11_dp": per_app["dp"],
+        "fig11_summary": fig11_summary(per_app),
+        "fig12": fig12(ws),
+        "fig13": fig13(ws),
+        "fig14a": fig14a(ws, scale),
+        "coalescing": coalescing(ws),
+        "coalescing_mixes": coalescing_mixes(ws),
+        "placement": placement(ws),
+        "apps_alone": apps_alone(ws, seeds),
+        "weighted_speedups": ws.set_index(["group", "n", "mix", "config"]),
+    }
+    for name, f in COMPACTION_TABLES.items():
+        out[name] = f(ws, runs or {})
+    return out

@@ -1,0 +1,69 @@
+"""Run the mosaic-gpu study and write its report.
+
+:func:`reproduce` runs the sweeps of :mod:`tessera.report.mosaic_gpu` (the
+alone runs first: every weighted speedup divides by them) through
+:func:`tessera.sweep` into one results store, then writes ``report.md``,
+``report.html``, ``figures/``, ``data/*.csv`` and ``sweeps/*.toml`` into the
+output directory.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import pandas as pd
+
+from tessera.report import mosaic_gpu as mg
+from tessera.report import mosaic_motivation as mm
+from tessera.report.mosaic_run import Reproduction, begin, write_report
+
+__all__ = ["reproduce", "Reproduction"]
+
+
+def reproduce(
+    out: Any,
+    *,
+    scale: str = "full",
+    store: Optional[str] = None,
+    executor: Any = None,
+    jobs: Optional[int] = None,
+    force: bool = False,
+    progress: bool = False,
+    command: Optional[str] = None,
+) -> Reproduction:
+    """Run every sweep at ``scale`` and write the report into ``out``. Results
+    go to ``store`` (default ``<out>/store.sqlite``); runs already there are
+    reused unless ``force``."""
+    from tessera.report import mosaic_gpu_report as report
+    from tessera.report.mmu_analysis import run_sweep, sweep_toml
+    from tessera.result import write_atomic
+
+    mm._check_scale(scale)
+    t_start = time.perf_counter()
+    out, store, command, commit = begin(out, store, command, mg.STUDY, scale)
+
+    timing: dict[str, float] = {}
+    runs: dict[str, pd.DataFrame] = {}
+    reports = []
+    specs = mg.specs(scale)
+    order = ["alone"] + [p for p in specs if p != "alone"]
+    for part in order:
+        spec = specs[part]
+        write_atomic(out / "sweeps" / f"{part}.toml",
+                     sweep_toml(spec, f"Mosaic evaluation reproduction, {part} ({scale} scale), written by:\n"
+                                      f"  {command}"))
+        t0 = time.perf_counter()
+        df = run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
+        timing[f"{part}_sweep_s"] = time.perf_counter() - t0
+        reports.append(df.attrs.get("sweep", {}))
+        runs[part] = df
+
+    t1 = time.perf_counter()
+    mixed = mm.combine(runs, "mix-")
+    ws = mg.weighted_speedups(mixed, runs["alone"], scale)
+    tabs = mg.tables(ws, mg.app_ipcs(mixed, scale), mm.combine(runs, "seeds-"), scale, runs)
+    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
+                                     commit=commit, store=store, scale=scale, figures=report.FIGURES,
+                                     build=report.build, title="Reproduction: Mosaic (MICRO 2017), evaluation")
+    return Reproduction(out, md, html, figures, runs, tabs, timing)
