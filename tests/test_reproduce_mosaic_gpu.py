@@ -21,7 +21,8 @@ from tessera.report import paper_mosaic_gpu as paper
 def test_every_config_runs_every_workload_and_the_shared_sweeps_are_the_motivation_study_s() -> None:
     specs = mg.specs("quick")
     configs = mg.all_configs("quick")
-    assert set(specs) == {"alone"} | {f"mix-{c}" for c in configs} | {f"seeds-{c}" for c in mg.SEED_CONFIGS}
+    assert set(specs) == ({"alone"} | {f"mix-{c}" for c in configs} | {f"seeds-{c}" for c in mg.SEED_CONFIGS}
+                          | set(mg.compaction_specs("quick")))
     assert len(configs) == len(mg.CONFIGS) + 2 * len(mg.L1_ENTRIES["quick"])
     n = len(mm.mixes("quick"))
     for c, (preset, over) in configs.items():
@@ -46,11 +47,48 @@ def test_every_config_runs_every_workload_and_the_shared_sweeps_are_the_motivati
         assert load_spec(specs[name]).expand()
 
 
-def test_compaction_has_a_place_and_nothing_in_it_yet() -> None:
-    from tessera.report import mosaic_gpu_report as report
+def test_compaction_sweeps_vary_the_index_at_half_occupancy_and_the_occupancy_at_full_index() -> None:
+    specs = mg.compaction_specs("quick")
+    assert set(specs) == {f"frag16{f}-{v}" for f in "ab" for v in mg.CAC_VARIANTS}
+    a, b = specs["frag16a-cac_bc"], specs["frag16b-cac_bc"]
+    assert a["machine"] == b["machine"] == "mosaic_gpu_mosaic"
+    assert a["set"] == {"gpu.paging": "resident", "os.cac": {"copy": "bulk"}, "physmem.fragmentation_occupancy": 0.5}
+    assert a["axes"]["physmem.fragmentation"] == list(mg.FRAG_INDEX["quick"])
+    assert b["set"]["physmem.fragmentation"] == 1.0
+    assert b["axes"]["physmem.fragmentation_occupancy"] == list(mg.FRAG_OCCUPANCY["quick"])
+    # No CAC differs from CAC in the compaction only.
+    assert "os.cac" not in specs["frag16a-none"]["set"]
+    assert {k: v for k, v in a["set"].items() if k != "os.cac"} == specs["frag16a-none"]["set"]
+    ws = mg.frag_mixes("quick")
+    assert len(ws) == 3 and all(len(m) == 2 for m in ws) and ws[0][0] == ws[0][1] and ws[2][0] != ws[2][1]
+    from tessera.sweeps.spec import load_spec
 
-    assert mg.compaction_specs("full") == {} and mg.COMPACTION_TABLES == {}
-    assert report.COMPACTION_SECTIONS == [] and report.COMPACTION_FIGURES == {}
+    assert load_spec(a).expand()
+
+
+def test_fig16_and_table2_on_hand_made_rows() -> None:
+    rows = []
+    for mix, base in (("a+a", 2.0), ("b+b", 1.0)):
+        for v, r in (("none", 0.5), ("cac", 0.8), ("cac_bc", 0.9), ("ideal_cac", 1.0)):
+            for idx in (0.5, 1.0):
+                ratio = 1.0 if idx == 0.5 else r
+                rows.append({"group": "homogeneous", "n": 2, "mix": mix, "config": f"16a:{v}:{idx}:0.5",
+                             "ws": base * ratio, "figure": "16a", "variant": v, "index": idx, "occupancy": 0.5})
+            rows.append({"group": "homogeneous", "n": 2, "mix": mix, "config": f"16b:{v}:1.0:0.1", "ws": base * r,
+                         "figure": "16b", "variant": v, "index": 1.0, "occupancy": 0.1, "bloat_pages": 10.0 * r,
+                         "app_pages": 100.0, "frames_freed": 3.0, "foreign_moved": 5.0, "guarantee_breaks": 0.0,
+                         "coalesced": 2.0, "stall": 50.0, "cycles": 1000.0})
+    frag = pd.DataFrame(rows)
+    ws = pd.DataFrame([{"group": "homogeneous", "n": 2, "mix": "a+a", "config": "mosaic", "ws": 2.0},
+                       {"group": "homogeneous", "n": 2, "mix": "b+b", "config": "mosaic", "ws": 1.0}])
+    a = mg.fig16(frag, ws, "16a")
+    assert a.loc[1.0, ("mean", "cac")] == pytest.approx(0.8) and a.loc[0.5, ("mean", "none")] == pytest.approx(1.0)
+    assert a.loc[1.0, ("count", "none")] == 2
+    b = mg.fig16(frag, ws, "16b")
+    assert b.loc[0.1, ("mean", "cac_bc")] == pytest.approx(0.9)
+    t2 = mg.table2(frag)
+    assert t2.loc[0.1, ("bloat_pct", "cac")] == pytest.approx(8.0)
+    assert t2.loc[0.1, ("stall_share", "ideal_cac")] == pytest.approx(0.05)
 
 
 # ------------------------------------------------------------ hand-made rows
@@ -162,9 +200,9 @@ def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
     md = (tiny / "report.md").read_text(encoding="utf-8")
     for section in ("## Summary", "## Which comparison is comparable", "## Fig. 8", "## Fig. 9", "## Fig. 10",
                     "## Fig. 11", "## Fig. 12", "## Fig. 13", "## Fig. 14a", "## Coalescing, bloat and placement",
-                    "## Compaction (not in this report)", "## Reproducing"):
+                    "## Compaction under pre-fragmented memory", "## Reproducing"):
         assert section in md, section
-    for stem in ("fig8", "fig9", "fig11", "fig13", "fig14a"):
+    for stem in ("fig8", "fig9", "fig11", "fig13", "fig14a", "fig16"):
         assert (tiny / "figures" / f"{stem}.png").stat().st_size > 1000
     assert "10.1145/3123939.3123975" in md and "shared/papers" not in md
     assert f"+{paper.MOSAIC_OVER_GPUMMU['homogeneous']} %" in md
@@ -185,6 +223,15 @@ def test_tiny_tables_are_consistent(tiny: Path) -> None:
     # CoCoA holds whole frames: every kernel's pages and free slots fill them.
     c = pd.read_csv(tiny / "data" / "coalescing.csv", index_col=0)
     assert ((c["app_pages"] + c["bloat_pages"]) % 512 == 0).all() and (c["app_pages"] > 0).all()
+    # The stress test: without compaction nothing fragmented coalesces and the guarantee breaks; with it, ideal
+    # copies cost no stall and every variant with compaction frees frames.
+    f = pd.read_csv(tiny / "data" / "frag_speedups.csv")
+    full = f[f["index"] == 1.0]
+    assert (full[full["variant"] == "none"]["guarantee_breaks"] > 0).all()
+    assert (full[full["variant"] != "none"]["frames_freed"] > 0).all()
+    assert (full[full["variant"] == "ideal_cac"]["stall"] == 0).all()
+    stall = full.pivot_table(index=["figure", "mix"], columns="variant", values="stall")
+    assert (stall["cac"] > stall["cac_bc"]).all()
     f11 = pd.read_csv(tiny / "data" / "fig11.csv")
     het = [m for g, _, m in mm.mixes("tiny") if g == "heterogeneous"]
     assert len(f11) == sum(len(m) for m in het)

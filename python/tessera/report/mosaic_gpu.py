@@ -14,10 +14,11 @@ comparison: the memory manager (``gpummu`` / ``mosaic``), the TLB
 entries (``*_l1_<N>``, Fig. 14a). ``gpummu`` and ``ideal`` are the
 motivation study's ``4k`` and ``ideal``, so one results store serves both.
 
-Compaction (Fig. 16, Table 2: CAC, CAC-BC, ideal CAC and no CAC under a
-fragmentation index and a frame occupancy) is not built yet: its sweeps go
-into :func:`compaction_specs` and its tables into :data:`COMPACTION_TABLES`
-(the report's figures into ``mosaic_gpu_report.COMPACTION_FIGURES``).
+Compaction (Fig. 16, Table 2): §6.4's stress test pre-fragments memory
+(``physmem.fragmentation`` = the fragmentation index,
+``physmem.fragmentation_occupancy`` = the frame occupancy) and runs Mosaic
+with CAC, CAC-BC, ideal CAC and no CAC (``os.cac``) on two-application
+workloads (:func:`compaction_specs`, :func:`compaction_tables`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ __all__ = [
     "L1_ENTRIES",
     "SEED_CONFIGS",
     "EXTRA_COUNTERS",
-    "COMPACTION_TABLES",
+    "CAC_VARIANTS",
+    "compaction_tables",
     "sweep_name",
     "specs",
     "compaction_specs",
@@ -151,11 +153,120 @@ def specs(scale: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: Fig. 16 and Table 2: the stress test of §6.4 (every CAC variant over the
+#: same pre-fragmented memory). ``none`` is Mosaic without compaction, which
+#: breaks CoCoA's soft guarantee when it finds no free frame.
+CAC_VARIANTS: dict[str, Any] = {"none": None, "cac": {"copy": "channel"}, "cac_bc": {"copy": "bulk"},
+                                "ideal_cac": {"copy": "ideal"}}
+CAC_LABEL = {"none": "no CAC", "cac": "CAC (channel copy)", "cac_bc": "CAC-BC (in-DRAM bulk copy)",
+             "ideal_cac": "ideal CAC (free copies)"}
+#: Fig. 16a: fragmentation index (share of 2 MiB frames pre-fragmented) at
+#: occupancy 50 %; Fig. 16b and Table 2: occupancy at index 100 %.
+FRAG_INDEX = {"full": (0.5, 0.9, 0.95, 1.0), "quick": (0.9, 1.0), "tiny": (1.0,)}
+FRAG_OCCUPANCY = {"full": (0.01, 0.1, 0.25, 0.35, 0.5, 0.75), "quick": (0.1, 0.5), "tiny": (0.5,)}
+FIXED_OCCUPANCY, FIXED_INDEX = 0.5, 1.0
+#: Workloads of the stress test: two-application ones (homogeneous first).
+FRAG_WORKLOADS = {"full": (11, 5), "quick": (2, 1), "tiny": (1, 0)}
+
+
+def frag_mixes(scale: str) -> list[tuple[str, ...]]:
+    """The stress test's workloads: the first homogeneous and heterogeneous
+    two-application workloads of :func:`mixes`, as many as
+    :data:`FRAG_WORKLOADS` says."""
+    hom, het = FRAG_WORKLOADS[scale]
+    ms = mixes(scale)
+    two = [(g, m) for g, n, m in ms if n == 2]
+    return [m for g, m in two if g == "homogeneous"][:hom] + [m for g, m in two if g == "heterogeneous"][:het]
+
+
+def cac_set(variant: str) -> dict[str, Any]:
+    over = dict(RESIDENT)
+    if CAC_VARIANTS[variant] is not None:
+        over["os.cac"] = dict(CAC_VARIANTS[variant])
+    return over
+
+
 def compaction_specs(scale: str) -> dict[str, dict[str, Any]]:
-    """The compaction sweeps (Fig. 16, Table 2), by part name: none yet.
-    Parts named ``mix-<config>`` join the weighted speedups."""
+    """The compaction sweeps (Fig. 16, Table 2), by part name:
+    ``frag16a-<variant>`` (the fragmentation index at occupancy 50 %) and
+    ``frag16b-<variant>`` (the occupancy at index 100 %) for every variant
+    of :data:`CAC_VARIANTS`, over :func:`frag_mixes` under Mosaic without
+    paging cost."""
     mm._check_scale(scale)
-    return {}
+    params = params_for(scale)
+    ws = [list(m) for m in frag_mixes(scale)]
+    out: dict[str, dict[str, Any]] = {}
+    for v in CAC_VARIANTS:
+        base = {"name": "", "machine": MOSAIC, "seed": 0, "params": params}
+        out[f"frag16a-{v}"] = {**base, "name": sweep_name(scale, f"frag16a-{v}"),
+                               "set": {**cac_set(v), "physmem.fragmentation_occupancy": FIXED_OCCUPANCY},
+                               "axes": {"apps": ws, "physmem.fragmentation": list(FRAG_INDEX[scale])}}
+        out[f"frag16b-{v}"] = {**base, "name": sweep_name(scale, f"frag16b-{v}"),
+                               "set": {**cac_set(v), "physmem.fragmentation": FIXED_INDEX},
+                               "axes": {"apps": ws, "physmem.fragmentation_occupancy": list(FRAG_OCCUPANCY[scale])}}
+    return out
+
+
+#: Counters of the compaction runs: column → counter.
+CAC_COUNTERS = {**{"bloat_pages": "physmem.allocator.cocoa.bloat_pages",
+                   "app_pages": "physmem.allocator.cocoa.app_pages",
+                   "coalesced": "os.coalescer.coalesced",
+                   "guarantee_breaks": "physmem.allocator.cocoa.guarantee_breaks"},
+                "frames_freed": "os.cac.frames_freed", "foreign_moved": "os.cac.foreign_pages_moved",
+                "pages_moved": "os.cac.pages_moved", "cac_cycles": "os.cac.cycles",
+                "stall": "gpu.compaction_stall_cycles"}
+
+
+def frag_speedups(runs: Mapping[str, pd.DataFrame], alone: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Weighted speedups of every compaction run: ``figure`` (16a or 16b),
+    ``variant``, ``index``, ``occupancy`` and the :data:`CAC_COUNTERS`."""
+    frames = []
+    for part, df in runs.items():
+        if not part.startswith("frag16"):
+            continue
+        fig, variant = part[len("frag"):].split("-", 1)
+        d = df.copy()
+        idx = d["axis.physmem.fragmentation"] if "axis.physmem.fragmentation" in d else FIXED_INDEX
+        occ = d["axis.physmem.fragmentation_occupancy"] if "axis.physmem.fragmentation_occupancy" in d else FIXED_OCCUPANCY
+        d["config"] = [f"{fig}:{variant}:{i}:{o}" for i, o in zip(pd.Series(idx, index=d.index), pd.Series(occ, index=d.index))]
+        frames.append(d)
+    if not frames:
+        return pd.DataFrame()
+    ws = mm.weighted_speedups(pd.concat(frames, ignore_index=True), alone, scale, extra=CAC_COUNTERS)
+    parts = ws["config"].str.split(":", expand=True)
+    ws["figure"], ws["variant"] = parts[0], parts[1]
+    ws["index"], ws["occupancy"] = parts[2].astype(float), parts[3].astype(float)
+    return ws
+
+
+def fig16(frag: pd.DataFrame, ws: pd.DataFrame, figure: str) -> pd.DataFrame:
+    """Fig. 16a (``16a``: by index) or 16b (``16b``: by occupancy): each
+    variant's weighted speedup over Mosaic's on unfragmented memory (the
+    same workload, no paging cost), mean, min and max over workloads."""
+    if frag.empty:
+        return pd.DataFrame()
+    base = ws[ws["config"] == "mosaic"].set_index("mix")["ws"]
+    d = frag[frag["figure"] == figure].copy()
+    d["ratio"] = d["ws"] / d["mix"].map(base)
+    key = "index" if figure == "16a" else "occupancy"
+    g = d.groupby([key, "variant"], sort=True)["ratio"].agg(["mean", "min", "max", "count"]).unstack("variant")
+    order = [v for v in CAC_VARIANTS if v in g.columns.get_level_values(1)]
+    return g.reindex(columns=pd.MultiIndex.from_product([["mean", "min", "max", "count"], order]))
+
+
+def table2(frag: pd.DataFrame) -> pd.DataFrame:
+    """Table 2: memory bloat at index 100 % by occupancy, per variant: the
+    free 4 KiB slots of the frames applications hold over their pages (in %,
+    mean over workloads), with the frames compaction freed and the share of
+    the run the GPU stalled for it."""
+    if frag.empty:
+        return pd.DataFrame()
+    d = frag[frag["figure"] == "16b"].copy()
+    d["bloat_pct"] = 100.0 * d["bloat_pages"] / d["app_pages"]
+    d["stall_share"] = d["stall"].fillna(0.0) / d["cycles"]
+    g = d.groupby(["occupancy", "variant"], sort=True)[["bloat_pct", "frames_freed", "foreign_moved", "guarantee_breaks",
+                                                       "coalesced", "stall_share"]].mean()
+    return g.unstack("variant")
 
 
 # ------------------------------------------------------------------ analysis
@@ -402,16 +513,12 @@ def workloads(ws: pd.DataFrame, scale: str) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("app")
 
 
-#: Compaction tables (Fig. 16, Table 2), name → f(ws, runs): none yet. The
-#: runs are every sweep's rows by part name (see :func:`compaction_specs`).
-COMPACTION_TABLES: dict[str, Callable[[pd.DataFrame, Mapping[str, pd.DataFrame]], pd.DataFrame]] = {}
-
-
 def tables(ws: pd.DataFrame, ipcs: pd.DataFrame, seeds: pd.DataFrame, scale: str,
            runs: Mapping[str, pd.DataFrame] | None = None) -> dict[str, pd.DataFrame]:
     """Every table of the report from the weighted speedups
     (:func:`weighted_speedups`), the per-application IPCs (:func:`app_ipcs`)
-    and the seed runs; then :data:`COMPACTION_TABLES`."""
+    and the seed runs (the compaction tables come from
+    :func:`compaction_tables`)."""
     per_app = {"resident": fig11(ipcs), "dp": fig11(ipcs, "_dp")}
     out = {
         "workloads": workloads(ws, scale),
@@ -430,6 +537,14 @@ def tables(ws: pd.DataFrame, ipcs: pd.DataFrame, seeds: pd.DataFrame, scale: str
         "apps_alone": apps_alone(ws, seeds),
         "weighted_speedups": ws.set_index(["group", "n", "mix", "config"]),
     }
-    for name, f in COMPACTION_TABLES.items():
-        out[name] = f(ws, runs or {})
     return out
+
+
+def compaction_tables(ws: pd.DataFrame, runs: Mapping[str, pd.DataFrame], scale: str) -> dict[str, pd.DataFrame]:
+    """Fig. 16a, Fig. 16b and Table 2 from the compaction sweeps."""
+    frag = frag_speedups(runs, runs["alone"], scale) if "alone" in runs else pd.DataFrame()
+    if frag.empty:
+        return {"fig16": pd.DataFrame()}
+    a, b = fig16(frag, ws, "16a"), fig16(frag, ws, "16b")
+    return {"fig16a": a, "fig16b": b, "fig16": pd.concat({"index": a, "occupancy": b}), "table2": table2(frag),
+            "frag_speedups": frag.set_index(["figure", "variant", "index", "occupancy", "mix"])}

@@ -63,6 +63,7 @@ def reproduce(
     mixed = mm.combine(runs, "mix-")
     ws = mg.weighted_speedups(mixed, runs["alone"], scale)
     tabs = mg.tables(ws, mg.app_ipcs(mixed, scale), mm.combine(runs, "seeds-"), scale, runs)
+    tabs.update(mg.compaction_tables(ws, runs, scale))
     md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
                                      commit=commit, store=store, scale=scale, figures=report.FIGURES,
                                      build=report.build, title="Reproduction: Mosaic (MICRO 2017), evaluation")

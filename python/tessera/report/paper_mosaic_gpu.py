@@ -108,3 +108,12 @@ FIG13_MOSAIC_MISS_BELOW = 1.0
 #: 128 loses 7.6 % on average; GPU-MMU "scales poorly" (no number given).
 FIG14A_MOSAIC_8_LOSS = 7.6
 FIG14A_ENTRIES = (128, 64, 32, 16, 8)
+#: §6.4, Table 2: memory bloat of Mosaic with CAC over a 4 KiB-only manager at
+#: fragmentation index 100 %, by large-page-frame occupancy (%).
+TABLE2_BLOAT = {0.01: 10.66, 0.10: 7.56, 0.25: 7.20, 0.35: 5.22, 0.50: 3.37, 0.75: 2.22}
+#: §6.4, Fig. 16 (no numbers in the text): "minimal performance impact when
+#: the fragmentation index is less than 90 %"; above it CAC helps, less so
+#: towards 100 %; CAC-BC "is effective when occupancy is no greater than
+#: 25 %"; beyond 35 % the benefits of CAC and CAC-BC decrease.
+FIG16_FLAT_BELOW_INDEX = 0.9
+FIG16_BC_EFFECTIVE_UP_TO = 0.25
