@@ -192,6 +192,12 @@ COMMANDS: dict[str, Check] = {
     "tessera run --preset mosaic_gpu --set physmem.page_size=thp --workload bfs --param scale=12": Run(
         small=(("scale=12", "scale=8"),)),
     "tessera run --preset mosaic_gpu --trace bfs-trace": Run(),
+    # docs/mosaic-gpu.md
+    "tessera run --preset mosaic_gpu_mosaic --apps bfs,pagerank --set gpu.paging=resident": Run(
+        small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),
+    "tessera run --preset mosaic_gpu_mosaic --apps gups,gups --set gpu.paging=resident --set physmem.fragmentation=1.0 "
+    "--set physmem.fragmentation_occupancy=0.5 --set 'os.cac={ copy = \"bulk\" }'": Run(
+        small=(("--apps gups,gups", "--set gpu.sms=2 --set physmem.capacity=64MiB --apps vector_add,vector_add"),)),
     "tessera bench --gpu": Skip("times four kernels at their default sizes three times (about half a minute); "
                                 "tests/test_gpu_machine.py runs the machine on the same kernels"),
     "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),

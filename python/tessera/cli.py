@@ -431,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the bench-traces cache, see bench/README.md)",
     )
     p_bench.add_argument(
-        "--machines", metavar="LIST", help="with --against: comma-separated presets (default tlb_only,sandy_bridge)"
+        "--machines", metavar="LIST", help="with --against: comma-separated presets (default tlb_only,sandy_bridge); "
+        "with --gpu: GPU presets, interleaved, each one's speed against the first's (default mosaic_gpu)"
     )
     p_bench.add_argument(
         "--patterns",

@@ -166,7 +166,7 @@ FRAG_INDEX = {"full": (0.5, 0.9, 0.95, 1.0), "quick": (0.9, 1.0), "tiny": (1.0,)
 FRAG_OCCUPANCY = {"full": (0.01, 0.1, 0.25, 0.35, 0.5, 0.75), "quick": (0.1, 0.5), "tiny": (0.5,)}
 FIXED_OCCUPANCY, FIXED_INDEX = 0.5, 1.0
 #: Workloads of the stress test: two-application ones (homogeneous first).
-FRAG_WORKLOADS = {"full": (11, 5), "quick": (2, 1), "tiny": (1, 0)}
+FRAG_WORKLOADS = {"full": (11, 5), "quick": (1, 1), "tiny": (1, 0)}
 
 
 def frag_mixes(scale: str) -> list[tuple[str, ...]]:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from tessera.report import mosaic_motivation as mm
-from tessera.report.mosaic_run import Reproduction, begin, write_report
+from tessera.report.mosaic_run import Reproduction, begin, run_parts, write_report
 
 __all__ = ["reproduce", "Reproduction"]
 
@@ -35,28 +35,14 @@ def reproduce(
     go to ``store`` (default ``<out>/store.sqlite``); runs already there are
     reused unless ``force``."""
     from tessera.report import mosaic_motivation_report as report
-    from tessera.report.mmu_analysis import run_sweep, sweep_toml
-    from tessera.result import write_atomic
 
     mm._check_scale(scale)
     t_start = time.perf_counter()
     out, store, command, commit = begin(out, store, command, mm.STUDY, scale)
 
-    timing: dict[str, float] = {}
-    runs: dict[str, pd.DataFrame] = {}
-    reports = []
-    specs = mm.specs(scale)
-    # The alone runs first, then the machines in the report's order.
-    order = ["alone"] + [p for p in specs if p != "alone"]
-    for part in order:
-        spec = specs[part]
-        write_atomic(out / "sweeps" / f"{part}.toml",
-                     sweep_toml(spec, f"Mosaic motivation reproduction, {part} ({scale} scale), written by:\n  {command}"))
-        t0 = time.perf_counter()
-        df = run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
-        timing[f"{part}_sweep_s"] = time.perf_counter() - t0
-        reports.append(df.attrs.get("sweep", {}))
-        runs[part] = df
+    label = "Mosaic motivation reproduction"
+    runs, reports, timing = run_parts(mm.specs(scale), out, store, command, label, scale, executor, jobs, force,
+                                      progress)
 
     t1 = time.perf_counter()
     ws = mm.weighted_speedups(mm.combine(runs, "mix-"), runs["alone"], scale)

@@ -195,6 +195,31 @@ def begin(out: Any, store: Optional[str], command: Optional[str], study: str,
     return out, store, command, commit
 
 
+def run_parts(specs: Mapping[str, Mapping[str, Any]], out: Path, store: str, command: str, label: str, scale: str,
+              executor: Any, jobs: Optional[int], force: bool,
+              progress: bool) -> tuple[dict[str, pd.DataFrame], list[Any], dict[str, float]]:
+    """Run the sweeps ``specs`` (part name → sweep spec), ``alone`` first if
+    there is one, writing each as ``<out>/sweeps/<part>.toml`` headed by
+    ``label``, the part, ``scale`` and the command; the runs by part, the sweeps' reports and
+    each part's wall time (``<part>_sweep_s``)."""
+    from tessera.report.mmu_analysis import run_sweep, sweep_toml
+    from tessera.result import write_atomic
+
+    timing: dict[str, float] = {}
+    runs: dict[str, pd.DataFrame] = {}
+    reports = []
+    order = (["alone"] if "alone" in specs else []) + [p for p in specs if p != "alone"]
+    for part in order:
+        spec = specs[part]
+        write_atomic(out / "sweeps" / f"{part}.toml", sweep_toml(spec, f"{label}, {part} ({scale} scale), written by:\n  {command}"))
+        t0 = time.perf_counter()
+        df = run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
+        timing[f"{part}_sweep_s"] = time.perf_counter() - t0
+        reports.append(df.attrs.get("sweep", {}))
+        runs[part] = df
+    return runs, reports, timing
+
+
 def reproduce(
     out: Any,
     *,
