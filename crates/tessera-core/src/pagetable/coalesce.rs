@@ -197,4 +197,52 @@ mod tests {
         assert_eq!(pt.mappings(PageSize::Size4K), 512);
         assert_eq!(pt.coalesce(&mut mem, 2, VA, PageSize::Size2M), Coalesced::NotFull);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Coalescing succeeds exactly when all 512 pages are mapped to one
+        /// aligned frame in order, and then every page still translates to
+        /// the frame it had; otherwise nothing changes (the first page out
+        /// of place, in address order, says why).
+        #[test]
+        fn coalesces_exactly_full_aligned_in_order_regions(
+            base in 0u64..4, holes in proptest::collection::vec(0u64..512, 0..2),
+            swaps in proptest::collection::vec((0u64..512, 0u64..512), 0..2), shift in 0u64..2,
+        ) {
+            let (mut pt, mut mem) = setup();
+            let first = 4096 + base * 512 + shift;
+            let mut frames: Vec<u64> = (0..512).map(|i| first + i).collect();
+            for &(a, b) in &swaps {
+                frames.swap(a as usize, b as usize);
+            }
+            for i in 0..512u64 {
+                if !holes.contains(&i) {
+                    pt.map(&mut mem, 1, VA + (i << 12), PageSize::Size4K, Pfn(frames[i as usize])).unwrap();
+                }
+            }
+            // The first page, in address order, that is missing or out of place decides.
+            let mut want = Coalesced::Done;
+            for i in 0..512u64 {
+                if holes.contains(&i) {
+                    want = Coalesced::NotFull;
+                    break;
+                }
+                if frames[0] % 512 != 0 || frames[i as usize] != frames[0] + i {
+                    want = Coalesced::NotContiguous;
+                    break;
+                }
+            }
+            proptest::prop_assert_eq!(pt.coalesce(&mut mem, 1, VA, PageSize::Size2M), want);
+            for i in 0..512u64 {
+                let got = pt.translate(&mem, 1, VA + (i << 12));
+                if holes.contains(&i) {
+                    proptest::prop_assert_eq!(got, None);
+                } else {
+                    let size = if want == Coalesced::Done { PageSize::Size2M } else { PageSize::Size4K };
+                    proptest::prop_assert_eq!(got, Some((Pfn(frames[i as usize]), size)));
+                }
+            }
+        }
+    }
 }
