@@ -455,7 +455,7 @@ def _coalescing(t: Mapping[str, pd.DataFrame]) -> list[Block]:
              + f". CoCoA's bloat (free 4 KiB slots of the frames an application holds, over its pages) averages "
              f"{_pct(c['bloat_pct'].mean())} alone, at most {_pct(c['bloat_pct'].max())}: each application holds "
              "whole 2 MiB frames, so a small footprint bloats most. The paper gives Mosaic's bloat only under "
-             "compaction (§6.4, not reproduced here). Over all workloads, CoCoA's placement alone changes the "
+             "compaction (§6.4, Table 2, below). Over all workloads, CoCoA's placement alone changes the "
              f"weighted speedup by {_change(co)} against GPU-MMU's (same 4 KiB pages), and coalescing on top of it by "
              f"{_change(mc)}"
              + (": neither moves the average by 1 % or more." if max(abs(mc - 1), abs(co - 1)) < 0.01 else
