@@ -85,6 +85,38 @@ fn gpu_presets_on_two_kernels_match_their_snapshots() {
 }
 
 #[test]
+fn mosaic_on_two_kernels_matches_its_snapshots() {
+    use tessera_core::machine::gpu::{run_apps, GpuApp};
+    // Mosaic as its preset says, and under the stress test with compaction.
+    let cases: [(&str, &[&str]); 2] = [
+        ("mosaic", &["gpu.sms=4", "gpu.paging=\"resident\""]),
+        (
+            "mosaic_cac",
+            &[
+                "gpu.sms=4",
+                "gpu.paging=\"resident\"",
+                "physmem.capacity=\"256MiB\"",
+                "physmem.fragmentation=1.0",
+                "physmem.fragmentation_occupancy=0.5",
+                "os.cac={ copy = \"bulk\" }",
+            ],
+        ),
+    ];
+    for (name, over) in cases {
+        let o: Vec<String> = over.iter().map(|s| s.to_string()).collect();
+        let spec = load(&ConfigSource::Preset("mosaic_gpu_mosaic".into()), &o).unwrap();
+        let params = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+        let apps = vec![
+            GpuApp::builtin("gups", &params("table", "4MiB"), 42).unwrap(),
+            GpuApp::builtin("spmv_csr", &params("scale", "9"), 42).unwrap(),
+        ];
+        let stats = run_apps(&spec, apps, 42).unwrap().stats();
+        assert!(stats.get("os.coalescer.coalesced") > 0, "{name}: the snapshot should cover coalesced pages");
+        check(&format!("gpu.{name}"), &(serde_json::to_string_pretty(&stats.to_json()).unwrap() + "\n"));
+    }
+}
+
+#[test]
 fn a_run_is_deterministic() {
     let mk = || Synthetic::new(SyntheticSpec::new(Pattern::Uniform, 100_000, 1 << 30, 3)).unwrap();
     let a = run("sandy_bridge", "thp", &mut mk());
