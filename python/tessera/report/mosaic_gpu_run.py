@@ -9,14 +9,13 @@ output directory.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional
 
 import pandas as pd
 
 from tessera.report import mosaic_gpu as mg
 from tessera.report import mosaic_motivation as mm
-from tessera.report.mosaic_run import Reproduction, begin, run_parts, write_report
+from tessera.report.mosaic_run import Reproduction, reproduce_sweeps
 
 __all__ = ["reproduce", "Reproduction"]
 
@@ -38,19 +37,15 @@ def reproduce(
     from tessera.report import mosaic_gpu_report as report
 
     mm._check_scale(scale)
-    t_start = time.perf_counter()
-    out, store, command, commit = begin(out, store, command, mg.STUDY, scale)
 
-    label = "Mosaic evaluation reproduction"
-    runs, reports, timing = run_parts(mg.specs(scale), out, store, command, label, scale, executor, jobs, force,
-                                      progress)
+    def make_tables(runs: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+        mixed = mm.combine(runs, "mix-")
+        ws = mg.weighted_speedups(mixed, runs["alone"], scale)
+        tabs = mg.tables(ws, mg.app_ipcs(mixed, scale), mm.combine(runs, "seeds-"), scale, runs)
+        tabs.update(mg.compaction_tables(ws, runs, scale))
+        return tabs
 
-    t1 = time.perf_counter()
-    mixed = mm.combine(runs, "mix-")
-    ws = mg.weighted_speedups(mixed, runs["alone"], scale)
-    tabs = mg.tables(ws, mg.app_ipcs(mixed, scale), mm.combine(runs, "seeds-"), scale, runs)
-    tabs.update(mg.compaction_tables(ws, runs, scale))
-    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
-                                     commit=commit, store=store, scale=scale, figures=report.FIGURES,
-                                     build=report.build, title="Reproduction: Mosaic (MICRO 2017), evaluation")
-    return Reproduction(out, md, html, figures, runs, tabs, timing)
+    return reproduce_sweeps(out, scale, store, executor, jobs, force, progress, command, study=mg.STUDY,
+                            specs=mg.specs(scale), label="Mosaic evaluation reproduction",
+                            title="Reproduction: Mosaic (MICRO 2017), evaluation", report=report,
+                            make_tables=make_tables)

@@ -9,13 +9,12 @@ output directory.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional
 
 import pandas as pd
 
 from tessera.report import mosaic_motivation as mm
-from tessera.report.mosaic_run import Reproduction, begin, run_parts, write_report
+from tessera.report.mosaic_run import Reproduction, reproduce_sweeps
 
 __all__ = ["reproduce", "Reproduction"]
 
@@ -37,18 +36,12 @@ def reproduce(
     from tessera.report import mosaic_motivation_report as report
 
     mm._check_scale(scale)
-    t_start = time.perf_counter()
-    out, store, command, commit = begin(out, store, command, mm.STUDY, scale)
 
-    label = "Mosaic motivation reproduction"
-    runs, reports, timing = run_parts(mm.specs(scale), out, store, command, label, scale, executor, jobs, force,
-                                      progress)
+    def make_tables(runs: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+        ws = mm.weighted_speedups(mm.combine(runs, "mix-"), runs["alone"], scale)
+        return mm.tables(ws, mm.combine(runs, "seeds-"), scale)
 
-    t1 = time.perf_counter()
-    ws = mm.weighted_speedups(mm.combine(runs, "mix-"), runs["alone"], scale)
-    tabs = mm.tables(ws, mm.combine(runs, "seeds-"), scale)
-    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
-                                     commit=commit, store=store, scale=scale, figures=report.FIGURES,
-                                     build=report.build, title="Reproduction: Mosaic (MICRO 2017), motivation")
-    return Reproduction(out, md, html, figures, runs, tabs, timing)
-
+    return reproduce_sweeps(out, scale, store, executor, jobs, force, progress, command, study=mm.STUDY,
+                            specs=mm.specs(scale), label="Mosaic motivation reproduction",
+                            title="Reproduction: Mosaic (MICRO 2017), motivation", report=report,
+                            make_tables=make_tables)

@@ -220,6 +220,24 @@ def run_parts(specs: Mapping[str, Mapping[str, Any]], out: Path, store: str, com
     return runs, reports, timing
 
 
+def reproduce_sweeps(out: Any, scale: str, store: Optional[str], executor: Any, jobs: Optional[int], force: bool,
+                     progress: bool, command: Optional[str], *, study: str, specs: Mapping[str, Mapping[str, Any]],
+                     label: str, title: str, report: Any,
+                     make_tables: Any) -> Reproduction:
+    """A reproduction made of sweeps only: run ``specs`` (:func:`run_parts`),
+    make the tables with ``make_tables(runs)`` and write the report with
+    ``report.FIGURES`` and ``report.build`` under ``title``."""
+    t_start = time.perf_counter()
+    out, store, command, commit = begin(out, store, command, study, scale)
+    runs, reports, timing = run_parts(specs, out, store, command, label, scale, executor, jobs, force, progress)
+    t1 = time.perf_counter()
+    tabs = make_tables(runs)
+    md, html, figures = write_report(out, tabs, runs, reports, timing, t_start=t_start, t_tables=t1, command=command,
+                                     commit=commit, store=store, scale=scale, figures=report.FIGURES,
+                                     build=report.build, title=title)
+    return Reproduction(out, md, html, figures, runs, tabs, timing)
+
+
 def reproduce(
     out: Any,
     *,
