@@ -47,7 +47,7 @@ from tessera.config import dumps_toml, loads_toml
 
 #: Reports written by ``tessera reproduce``: the generator's text, not hand-written docs.
 GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/", "docs/reproduce-gtsm/",
-             "docs/reproduce-mosaic-motivation/", "docs/reproduce-mosaic-gpu-quick/")
+             "docs/reproduce-mosaic-motivation/", "docs/reproduce-mosaic-gpu-quick/", "docs/reproduce-mosaic-gpu/")
 #: Fenced blocks in these languages hold code or data, not command lines.
 NOT_SHELL = {"python", "toml", "json", "text"}
 _START = re.compile(r"^(tessera [a-z{]|pip install |bash |cargo |python )")
