@@ -148,9 +148,20 @@ impl MemorySystem {
         self.os.splinter(va, asid, &mut self.pt, &mut self.mem, &mut self.walker, tlbs)
     }
 
+    /// Application `asid` frees the pages at `vas` (see [`Os::free`]); the
+    /// cycles of splinters the caller charges.
+    pub fn free(&mut self, vas: &[u64], asid: Asid, tlbs: &mut impl Shootdown) -> Result<u64> {
+        self.os.free(vas, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)
+    }
+
     /// Cycles of compaction since the last call: the machine stalls for them.
     pub fn take_stall(&mut self) -> u64 {
         self.os.take_stall()
+    }
+
+    /// Whether the page holding `va` of `asid` is a coalesced 2 MiB region.
+    pub fn is_coalesced(&self, va: u64, asid: Asid) -> bool {
+        self.os.coalesces() && self.pt.is_coalesced(&self.mem, asid, va, PageSize::Size2M)
     }
 
     /// Whether pages are coalesced in place (`physmem.page_size = in_place`).

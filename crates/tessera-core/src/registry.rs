@@ -226,6 +226,7 @@ family! {
         ref fn needs_allocations() -> bool;
         mut fn fallback_page(req: &crate::physmem::allocator::PageRequest) -> Option<crate::addr::Pfn>;
         mut fn evacuate(moves: &mut Vec<crate::physmem::allocator::Move>) -> bool;
+        mut fn evacuate_frame(pfn: crate::addr::Pfn, moves: &mut Vec<crate::physmem::allocator::Move>) -> bool;
         ref fn can_evacuate() -> bool;
         mut fn page_mapped(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);
         mut fn page_freed(pfn: crate::addr::Pfn, req: &crate::physmem::allocator::PageRequest);

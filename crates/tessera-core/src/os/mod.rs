@@ -168,6 +168,13 @@ impl Os {
         };
         let compaction = spec.os.compaction.as_ref().map(|c| Box::new(compaction::Compaction::new(c, mem, spec.os.shootdown_cycles)));
         let cac = match &spec.os.cac {
+            Some(c) if c.trigger == cac::Trigger::Deallocation && coalescer.is_none() => {
+                return Err(crate::error::Error::config_allowed(
+                    "os.cac.trigger",
+                    "compaction at deallocation acts on coalesced regions, and nothing coalesces without the in-place coalescer (physmem.page_size = \"in_place\")",
+                    &["on_demand"],
+                ));
+            }
             Some(c) => Some(Box::new(cac::Cac::new(c, mem)?)),
             None => None,
         };
@@ -237,7 +244,7 @@ impl Os {
             } else {
                 match mem.alloc_page(req, false)? {
                     Some(pfn) => pfn,
-                    None if last => self.last_resort(req, pt, mem, tlbs)?,
+                    None if last => self.last_resort(req, pt, mem, walker, tlbs)?,
                     None => {
                         let compacted = match self.compaction.as_deref_mut() {
                             Some(c) => c.compact(req, pt, mem, caches, tlbs, &mut cycles)?,
@@ -264,9 +271,13 @@ impl Os {
     /// The allocator refused the last plan's page `req`: compact if
     /// configured (CAC) and ask again, then take the allocator's last
     /// resort; out of memory when both fail.
-    fn last_resort(&mut self, req: PageRequest, pt: &mut PageTable, mem: &mut PhysMem, tlbs: &mut impl Shootdown) -> Result<Pfn> {
+    fn last_resort(&mut self, req: PageRequest, pt: &mut PageTable, mem: &mut PhysMem, walker: &mut Walker, tlbs: &mut impl Shootdown) -> Result<Pfn> {
         if let Some(c) = self.cac.as_deref_mut() {
-            if let Some(pfn) = c.make_room(pt, mem, tlbs, |mem| mem.alloc_page(req, false))? {
+            let got = match (c.trigger(), self.coalescer.as_deref_mut()) {
+                (cac::Trigger::Deallocation, Some(co)) => c.pull_emergency(pt, mem, walker, tlbs, co, |mem| mem.alloc_page(req, false))?,
+                (_, co) => c.make_room(pt, mem, tlbs, co, |mem| mem.alloc_page(req, false))?,
+            };
+            if let Some(pfn) = got {
                 return Ok(pfn);
             }
         }
@@ -274,6 +285,70 @@ impl Os {
             Some(pfn) => Ok(pfn),
             None => Err(mem.no_room_for(&req)),
         }
+    }
+
+    /// The application `asid` frees the pages at `vas` (each the first
+    /// address of a mapped page, or unmapped: never touched): unmap them,
+    /// shoot their translations down and free their frames, except pages of
+    /// coalesced regions, which are held (see [`coalescer`]). Then each
+    /// coalesced region the call freed pages of is released when none of
+    /// its pages stay allocated, or handed to CAC at deallocation. Returns
+    /// the cycles of splinters outside CAC (the caller charges them; CAC's
+    /// splinters and copies come through [`Os::take_stall`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn free(
+        &mut self,
+        vas: &[u64],
+        asid: Asid,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<u64> {
+        let mut cycles = 0;
+        let mut regions: Vec<u64> = Vec::new();
+        for &va in vas {
+            let Some(leaf) = pt.leaf(mem, asid, va) else { continue };
+            if let Some(co) = self.coalescer.as_deref_mut() {
+                if leaf.size == PageSize::Size2M && pt.is_coalesced(mem, asid, va, PageSize::Size2M) {
+                    let pfn = Pfn(leaf.pfn_base + ((va >> BASE_SHIFT) & 511));
+                    co.hold(va, asid, pfn);
+                    tlbs.shoot_down(va, PageSize::Size4K, asid);
+                    let region = va & !(PageSize::Size2M.bytes() - 1);
+                    if regions.last() != Some(&region) {
+                        regions.push(region);
+                    }
+                    continue;
+                }
+                cycles += co.before_unmap(va, asid, Pfn(leaf.pfn_base), pt, mem, walker, tlbs);
+            }
+            pt.unmap(mem, asid, va);
+            if leaf.large.is_some() {
+                walker.flush_pscs();
+            }
+            tlbs.shoot_down(va, leaf.size, asid);
+            caches.invalidate_range(Pfn(leaf.pfn_base).addr(), leaf.size.bytes());
+            if let Some(p) = &mut self.pressure {
+                p.eviction.on_evict(leaf.pfn_base);
+            }
+            mem.free_page(Pfn(leaf.pfn_base));
+            self.pages[leaf.size.index()] -= 1;
+        }
+        regions.dedup();
+        let Some(co) = self.coalescer.as_deref_mut() else { return Ok(cycles) };
+        for va in regions {
+            let Some((pfn, _)) = pt.translate(mem, asid, va) else { continue };
+            let allocated = co.allocated(pfn);
+            match self.cac.as_deref_mut() {
+                _ if allocated == 0 => cycles += co.splinter(va, asid, pt, mem, walker, tlbs),
+                Some(c) if c.trigger() == cac::Trigger::Deallocation => {
+                    c.after_free(cac::Emergency { asid, va }, allocated, pt, mem, walker, tlbs, co)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(cycles)
     }
 
     /// Cycles of compaction since the last call, which the machine stalls

@@ -483,11 +483,26 @@ impl PhysMem {
         if !self.alloc.evacuate(moves) {
             return false;
         }
+        self.follow(moves);
+        true
+    }
+
+    /// Let the allocator empty the frame holding `pfn`
+    /// ([`FrameAllocator::evacuate_frame`]), the reverse map following.
+    pub fn evacuate_frame(&mut self, pfn: Pfn, moves: &mut Vec<allocator::Move>) -> bool {
+        if !self.alloc.evacuate_frame(pfn, moves) {
+            return false;
+        }
+        self.follow(moves);
+        true
+    }
+
+    /// The reverse map follows every moved data page (foreign data has no entry).
+    fn follow(&mut self, moves: &[allocator::Move]) {
         for m in moves.iter().filter(|m| !m.foreign) {
             let req = self.owners.remove(m.from.0).expect("an application page the allocator moved is in the reverse map");
             self.owners.insert(m.to.0, req);
         }
-        true
     }
 
     /// Application `asid` allocated `va .. va + bytes` (see

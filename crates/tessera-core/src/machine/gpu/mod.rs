@@ -74,6 +74,7 @@ use crate::pagetable::format::PageTableFormat;
 use crate::registry::{AnyFaultPath, AnyFormat, FormatVisitor, Member};
 use crate::stats::{Collector, Prefixed, StatVisitor, Stats};
 use crate::walker::{WalkResult, WalkStart};
+use crate::workload::gpu::freeing::{After, Free};
 use crate::workload::gpu::{Kernel, KernelSource, Op, Space};
 
 /// What a warp's memory instruction waited on, worst last (its stall is
@@ -113,6 +114,10 @@ struct App {
     /// Per allocation: (base, covered bytes, bitmap of touched 4 KiB pages).
     touched: Vec<(u64, u64, Vec<u64>)>,
     mapped: [u64; PageSize::COUNT],
+    /// The application's free schedule, and which of its buffers are freed.
+    frees: Vec<Free>,
+    freed: Vec<bool>,
+    freed_bytes: u64,
 }
 
 impl App {
@@ -272,7 +277,6 @@ impl GpuMachine {
             app_states.push(App {
                 name: a.name,
                 asid: i as Asid + 1,
-                source: a.source,
                 kernel: None,
                 next_block: 0,
                 blocks_running: 0,
@@ -284,6 +288,10 @@ impl GpuMachine {
                 done: false,
                 touched,
                 mapped: [0; PageSize::COUNT],
+                frees: a.source.frees().to_vec(),
+                freed: vec![false; a.source.allocations().len()],
+                freed_bytes: 0,
+                source: a.source,
             });
             first += count;
         }
@@ -470,11 +478,16 @@ impl GpuMachine {
 
     /// Start application `a`'s next kernel at `t`, or end the application.
     fn next_kernel(&mut self, a: usize, t: u64) -> Result<()> {
+        let mut t = t;
+        if let Some(id) = self.apps[a].kernel.as_ref().map(|k| k.id) {
+            t += self.free_buffers(a, After::Kernel(id), t)?;
+        }
         let app = &mut self.apps[a];
         let Some(k) = app.source.next_kernel()? else {
             app.kernel = None;
             app.done = true;
             app.end = t;
+            self.free_buffers(a, After::End, t)?;
             return Ok(());
         };
         k.check(&format!("application {} ({})", a, app.name))?;
@@ -492,6 +505,54 @@ impl GpuMachine {
             return self.next_kernel(a, t);
         }
         Ok(())
+    }
+
+    /// Free application `a`'s buffers scheduled `after` (at the end: every
+    /// buffer still scheduled) at `t`: each page they cover that no live
+    /// buffer of the application shares. Returns the cycles the frees'
+    /// splinters took, which delay the application's next kernel; CAC's
+    /// work stalls every SM.
+    fn free_buffers(&mut self, a: usize, after: After, t: u64) -> Result<u64> {
+        let app = &mut self.apps[a];
+        let mut any = false;
+        for f in &app.frees {
+            if !app.freed[f.allocation] && (f.after == after || after == After::End) {
+                app.freed[f.allocation] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return Ok(0);
+        }
+        let asid = app.asid;
+        let ranges: Vec<(u64, u64, bool)> = app.source.allocations().iter().zip(&app.freed).map(|(al, &gone)| (al.base, al.base + al.covered(), gone)).collect();
+        let live = |lo: u64, hi: u64| ranges.iter().any(|&(b, e, gone)| !gone && b < hi && lo < e);
+        let page_size = |sys: &MemorySystem, va: u64| match sys.peek(va, asid) {
+            Some((_, size)) if size != PageSize::Size4K && !sys.is_coalesced(va, asid) => Some(size),
+            Some(_) => Some(PageSize::Size4K),
+            None => None,
+        };
+        let mut vas = Vec::new();
+        for &(base, end, _) in ranges.iter().filter(|r| r.2) {
+            let mut va = base & !4095;
+            while va < end {
+                let size = page_size(&self.sys, va).unwrap_or(PageSize::Size4K);
+                let page = va & !(size.bytes() - 1);
+                if !live(page, page + size.bytes()) {
+                    vas.push(page);
+                }
+                va = page + size.bytes();
+            }
+        }
+        // Buffers next to each other share their boundary pages.
+        vas.sort_unstable();
+        vas.dedup();
+        let bytes: u64 = vas.iter().filter_map(|&va| page_size(&self.sys, va)).map(PageSize::bytes).sum();
+        let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
+        let cycles = self.sys.free(&vas, asid, &mut tlbs)?;
+        self.apps[a].freed_bytes += bytes;
+        self.stall_for_compaction(t);
+        Ok(cycles)
     }
 
     /// Check that one thread block of `k` fits an empty SM.
@@ -843,6 +904,17 @@ impl GpuMachine {
                 Ok(())
             }
             WalkResult::Fault { .. } => {
+                let app = &self.apps[asid as usize - 1];
+                if let Some((al, _)) = app.source.allocations().iter().zip(&app.freed).find(|(al, &gone)| gone && al.contains(va)) {
+                    return Err(Error::Workload {
+                        name: app.name.clone(),
+                        msg: format!(
+                            "kernel {:?} accesses {va:#x} in buffer \"{}\", which its free schedule freed before (use after free)",
+                            app.kernel.as_ref().map(|k| k.name.as_str()),
+                            al.name
+                        ),
+                    });
+                }
                 let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                 self.sys.service_fault(va, asid, &mut tlbs)?;
                 self.stall_for_compaction(t);
@@ -1066,6 +1138,11 @@ impl GpuMachine {
         let resident: u64 = self.sms.iter().map(|s| s.resident_cycles(self.cycles())).sum();
         v.counter("sm.issue_cycles", issue, "cycles", "SM cycles in which a warp instruction issued (all SMs)");
         v.counter("sm.idle_cycles", resident - issue.min(resident), "cycles", "SM cycles with resident warps but none ready (all SMs)");
+        if self.apps.iter().any(|a| !a.frees.is_empty()) {
+            for (i, a) in self.apps.iter().enumerate() {
+                v.counter(&format!("apps.{i}.freed_bytes"), a.freed_bytes, "bytes", "bytes of the pages the application freed (its free schedule)");
+            }
+        }
         if self.spec.os.cac.is_some() {
             v.counter("compaction_stall_cycles", self.compaction_stall, "cycles", "cycles the whole GPU stalled while the OS compacted memory (os.cac)");
         }

@@ -199,3 +199,118 @@ fn compaction_frees_whole_frames_for_en_masse_regions_and_stalls_the_gpu_for_its
         assert_eq!(st.get("gpu.walker.walks"), ideal.get("gpu.walker.walks"), "{copy}");
     }
 }
+
+/// An application with `allocs` (name, pages) laid out from BASE, running
+/// `kernels` (each the pages it touches, over 4 warps) as launches 1, 2, …,
+/// freeing as `schedule` says.
+fn freeing_app(allocs: &[(&str, u64)], kernels: Vec<Vec<u64>>, schedule: &str) -> GpuApp {
+    let mut base = BASE;
+    let allocs: Vec<Allocation> = allocs
+        .iter()
+        .map(|&(name, pages)| {
+            let a = Allocation { name: name.into(), base, bytes: pages * 4096 };
+            base += pages * 4096;
+            a
+        })
+        .collect();
+    let kernels: Vec<Kernel> = kernels
+        .into_iter()
+        .enumerate()
+        .map(|(i, pages)| {
+            let mut k = touching((0..4).map(|w| pages.iter().copied().skip(w).step_by(4).collect()).collect());
+            k.id = i as u32 + 1;
+            k
+        })
+        .collect();
+    let inner = Box::new(Handmade { allocs, kernels: kernels.into_iter() });
+    GpuApp { name: "freeing".into(), source: crate::workload::gpu::freeing::Freeing::wrap(inner, schedule, "free").unwrap() }
+}
+
+#[test]
+fn below_the_threshold_a_freed_region_splinters_and_its_pages_move_to_the_application_s_shared_frame() {
+    // keep: 100 pages of region 0; scratch: the rest of region 0 and all of region 1; tail: 3 pages of region 2 (a shared frame).
+    let allocs = [("keep", 100), ("scratch", 924), ("tail", 3)];
+    let first: Vec<u64> = (0..1027).collect();
+    let second: Vec<u64> = (0..100).chain(1024..1027).collect();
+    let run = |cac: &str| {
+        let s = mosaic(&["gpu.sms=1", "gpu.paging=\"resident\"", cac]);
+        run_apps(&s, vec![freeing_app(&allocs, vec![first.clone(), second.clone()], "scratch@1")], 1).unwrap().stats()
+    };
+    let st = run("os.cac={ trigger = \"deallocation\", copy = \"ideal\" }");
+    assert_eq!(st.get("gpu.apps.0.freed_bytes"), 924 * 4096);
+    // Region 1 (nothing left) is released with no copy; region 0 (100 < 256 left) is compacted.
+    assert_eq!(st.get("os.coalescer.splintered"), 2);
+    assert_eq!(st.get("os.coalescer.pages_released"), 924);
+    assert_eq!(st.get("os.cac.below_threshold"), 1);
+    assert_eq!((st.get("os.cac.frames_freed"), st.get("os.cac.pages_moved")), (1, 100));
+    assert_eq!((st.get("os.cac.emergency_listed"), st.get("os.coalescer.pages_held")), (0, 0));
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_reserved"), 0);
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_shared"), 1);
+    assert_eq!(st.get("physmem.allocator.cocoa.bloat_pages"), 512 - 103);
+    assert_eq!((st.get("pagetable.mappings_4k"), st.get("pagetable.mappings_2m")), (103, 0));
+    // The copies cost their cycles, and stall the GPU for them.
+    let channel = run("os.cac={ trigger = \"deallocation\", copy = \"channel\" }");
+    assert_eq!(channel.get("os.cac.cycles"), 100 * 456 + 15 + 200);
+    assert_eq!(channel.get("gpu.compaction_stall_cycles"), channel.get("os.cac.cycles"));
+    // At or above the threshold the region stays coalesced, its freed pages held, on the emergency list.
+    let listed = run("os.cac={ trigger = \"deallocation\", threshold = 100, copy = \"ideal\" }");
+    assert_eq!((listed.get("os.cac.emergency_listed"), listed.get("os.cac.emergency_frames")), (1, 1));
+    assert_eq!((listed.get("os.coalescer.pages_held"), listed.get("os.cac.pages_moved")), (412, 0));
+    assert_eq!(listed.get("pagetable.mappings_2m"), 1);
+    // On demand (the released code), deallocation compacts nothing; an empty region is still released.
+    let demand = run("os.cac={ copy = \"ideal\" }");
+    assert_eq!((demand.get("os.coalescer.splintered"), demand.get("os.coalescer.pages_held")), (1, 412));
+    assert_eq!(demand.get("os.cac.emergency_listed"), 0);
+}
+
+#[test]
+fn the_emergency_list_gives_a_held_frame_back_when_memory_runs_out() {
+    // Three frames: page tables, region 0 (keep + scratch), region 1 (big); big's last 400 pages (region 2) have no frame.
+    let allocs = [("keep", 100), ("scratch", 412), ("big", 912)];
+    let first: Vec<u64> = (0..512).collect();
+    let second: Vec<u64> = (0..100).chain(512..1424).collect();
+    let run = |extra: &str| {
+        let s = mosaic(&["gpu.sms=1", "physmem.capacity=\"6MiB\"", extra]);
+        run_apps(&s, vec![freeing_app(&allocs, vec![first.clone(), second.clone()], "scratch@1")], 1)
+    };
+    let st = run("os.cac={ trigger = \"deallocation\", threshold = 64, copy = \"ideal\" }").unwrap().stats();
+    assert_eq!((st.get("os.cac.emergency_listed"), st.get("os.cac.emergency_pulls")), (1, 1));
+    assert_eq!(st.get("os.coalescer.pages_released"), 412);
+    assert_eq!((st.get("os.cac.failures"), st.get("physmem.allocator.cocoa.guarantee_breaks")), (0, 0));
+    // Region 2's first pages took region 1's reservation, converted while it still had room; once
+    // it was full, the pulled frame (its 100 pages had nowhere to go) took the rest.
+    assert_eq!(st.get("physmem.allocator.cocoa.conversions"), 1);
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_shared"), 2);
+    assert_eq!(st.get("physmem.allocator.cocoa.app_pages"), 1012);
+    assert_eq!(st.get("physmem.allocator.cocoa.bloat_pages"), 2 * 512 - 1012);
+    // Without the list, the held pages are lost to the application: out of memory.
+    let e = run("gpu.ideal_tlb=false").err().expect("out of memory").to_string();
+    assert!(e.contains("memory"), "{e}");
+}
+
+#[test]
+fn a_kernel_touching_a_freed_buffer_is_a_use_after_free_error() {
+    let s = spec(&["gpu.sms=1", "gpu.paging=\"resident\""]);
+    let pages: Vec<u64> = (0..8).collect();
+    let e = run_apps(&s, vec![freeing_app(&[("data", 8)], vec![pages.clone(), pages], "data@1")], 1).err().expect("an error").to_string();
+    assert!(e.contains("use after free") && e.contains("\"data\""), "{e}");
+    // Freed after the last launch, it is fine, and every page is counted.
+    let pages: Vec<u64> = (0..8).collect();
+    let st = run_apps(&s, vec![freeing_app(&[("data", 8)], vec![pages], "data@end")], 1).unwrap().stats();
+    assert_eq!(st.get("gpu.apps.0.freed_bytes"), 8 * 4096);
+    assert_eq!(st.get("pagetable.mappings_4k"), 0);
+}
+
+#[test]
+fn cac_thresholds_and_triggers_that_cannot_work_are_config_errors() {
+    let gpu_err = |o: &[&str]| GpuMachine::build(&mosaic(o), vec![app(MIB2, all_pages(1, 0))], 1).err().expect("a config error").to_string();
+    for t in ["0", "512"] {
+        let e = gpu_err(&[&format!("os.cac={{ trigger = \"deallocation\", threshold = {t} }}")]);
+        assert!(e.contains("os.cac.threshold") && e.contains("1 to 511"), "{e}");
+    }
+    let e = GpuMachine::build(&spec(&["physmem.allocator=\"cocoa\"", "os.cac={ trigger = \"deallocation\" }"]), vec![app(MIB2, all_pages(1, 0))], 1)
+        .err()
+        .expect("a config error")
+        .to_string();
+    assert!(e.contains("os.cac.trigger") && e.contains("in_place"), "{e}");
+}

@@ -385,6 +385,61 @@ impl Cocoa {
             .sum()
     }
 
+    /// Move every page of frame `v` (foreign, or an application's shared
+    /// frame) into the free slots of its owner's other frames, which the
+    /// caller counted; `v` joins the free frame list.
+    fn empty_frame(&mut self, v: u32, moves: &mut Vec<Move>) {
+        let kind = self.frames[v as usize].kind;
+        // Off its list while it empties, so no page moves into it.
+        match kind {
+            Kind::Foreign => self.foreign.retain(|&g| g != v),
+            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("a shared frame's application").shared.retain(|&g| g != v),
+            _ => unreachable!("only foreign and shared frames are evacuated"),
+        }
+        for s in 0..SLOTS {
+            if !self.frames[v as usize].is_used(s) {
+                continue;
+            }
+            let foreign = self.frames[v as usize].foreign[(s / 64) as usize] >> (s % 64) & 1 == 1;
+            let to = loop {
+                let list: &mut Vec<u32> = match kind {
+                    Kind::Foreign => &mut self.foreign,
+                    Kind::Shared { asid } => &mut self.apps.get_mut(&asid).expect("checked above").shared,
+                    _ => unreachable!(),
+                };
+                let f = *list.first().expect("room was counted");
+                if let Some(p) = self.take_listed(f) {
+                    break p;
+                }
+                match kind {
+                    Kind::Foreign => self.foreign.remove(0),
+                    Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.remove(0),
+                    _ => unreachable!(),
+                };
+            };
+            if foreign {
+                let (tf, ts) = Self::split(to.0);
+                self.frames[tf as usize].foreign[(ts / 64) as usize] |= 1 << (ts % 64);
+            }
+            let from = v as u64 * SLOTS + s;
+            let fr = &mut self.frames[v as usize];
+            fr.set(s, false);
+            fr.foreign[(s / 64) as usize] &= !(1 << (s % 64));
+            self.free_slots += 1;
+            moves.push(Move { from: Pfn(from), to, foreign });
+        }
+        let fr = &mut self.frames[v as usize];
+        fr.slots = Vec::new();
+        // An emptied frame: relisting it would be wrong, so release it directly.
+        match kind {
+            Kind::Foreign => self.foreign.push(v),
+            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.push(v),
+            _ => {}
+        }
+        self.release_if_empty(v);
+        self.stats.evacuations += 1;
+    }
+
     fn frames_of(&self, pick: impl Fn(&Kind) -> bool) -> u64 {
         self.frames.iter().filter(|f| pick(&f.kind)).count() as u64
     }
@@ -614,55 +669,40 @@ impl FrameAllocator for Cocoa {
             }
         }
         let Some((_, v)) = best else { return false };
-        let kind = self.frames[v as usize].kind;
-        // Off its list while it empties, so no page moves into it.
-        match kind {
-            Kind::Foreign => self.foreign.retain(|&g| g != v),
-            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("a shared frame's application").shared.retain(|&g| g != v),
-            _ => unreachable!("only foreign and shared frames are evacuated"),
-        }
-        for s in 0..SLOTS {
-            if !self.frames[v as usize].is_used(s) {
-                continue;
+        self.empty_frame(v, moves);
+        true
+    }
+
+    /// CAC at deallocation: empty frame `pfn / 512`, an application's
+    /// reservation (splintered by the caller) or shared frame, into the
+    /// application's other shared frames. A reservation first becomes
+    /// shared: its region's later pages use the base-page list. False when
+    /// they have no room: the frame then stays, its free slots on the
+    /// application's list. The moves, in slot order.
+    fn evacuate_frame(&mut self, pfn: Pfn, moves: &mut Vec<Move>) -> bool {
+        moves.clear();
+        let (v, _) = Self::split(pfn.0);
+        let asid = match self.frames[v as usize].kind {
+            Kind::Reserved { asid, region } => {
+                let app = self.apps.get_mut(&asid).expect("a reservation's application");
+                app.reservations.remove(&region);
+                app.converted.insert(region);
+                let frame = &mut self.frames[v as usize];
+                frame.kind = Kind::Shared { asid };
+                frame.open_slots();
+                asid
             }
-            let foreign = self.frames[v as usize].foreign[(s / 64) as usize] >> (s % 64) & 1 == 1;
-            let to = loop {
-                let list: &mut Vec<u32> = match kind {
-                    Kind::Foreign => &mut self.foreign,
-                    Kind::Shared { asid } => &mut self.apps.get_mut(&asid).expect("checked above").shared,
-                    _ => unreachable!(),
-                };
-                let f = *list.first().expect("room was counted");
-                if let Some(p) = self.take_listed(f) {
-                    break p;
-                }
-                match kind {
-                    Kind::Foreign => self.foreign.remove(0),
-                    Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.remove(0),
-                    _ => unreachable!(),
-                };
-            };
-            if foreign {
-                let (tf, ts) = Self::split(to.0);
-                self.frames[tf as usize].foreign[(ts / 64) as usize] |= 1 << (ts % 64);
+            Kind::Shared { asid } => asid,
+            _ => return false,
+        };
+        if self.room_for(Kind::Shared { asid }, v) < self.frames[v as usize].count as u64 {
+            let listed = self.apps.get(&asid).is_some_and(|a| a.shared.contains(&v));
+            if !listed && !self.frames[v as usize].slots.is_empty() {
+                self.apps.get_mut(&asid).expect("seen above").shared.push(v);
             }
-            let from = v as u64 * SLOTS + s;
-            let fr = &mut self.frames[v as usize];
-            fr.set(s, false);
-            fr.foreign[(s / 64) as usize] &= !(1 << (s % 64));
-            self.free_slots += 1;
-            moves.push(Move { from: Pfn(from), to, foreign });
+            return false;
         }
-        let fr = &mut self.frames[v as usize];
-        fr.slots = Vec::new();
-        // An emptied frame: relisting it would be wrong, so release it directly.
-        match kind {
-            Kind::Foreign => self.foreign.push(v),
-            Kind::Shared { asid } => self.apps.get_mut(&asid).expect("checked above").shared.push(v),
-            _ => {}
-        }
-        self.release_if_empty(v);
-        self.stats.evacuations += 1;
+        self.empty_frame(v, moves);
         true
     }
 

@@ -173,6 +173,12 @@ pub trait FrameAllocator {
     fn evacuate(&mut self, _moves: &mut Vec<Move>) -> bool {
         false
     }
+    /// Empty the frame holding `pfn` into other frames of its owner
+    /// (compaction of a frame deallocation left sparse), recording the
+    /// moves; false when it cannot (the default).
+    fn evacuate_frame(&mut self, _pfn: Pfn, _moves: &mut Vec<Move>) -> bool {
+        false
+    }
     /// Whether `evacuate` can ever empty a frame.
     fn can_evacuate(&self) -> bool {
         false

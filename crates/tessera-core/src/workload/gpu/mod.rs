@@ -28,6 +28,7 @@
 //!   an application's footprint is its allocations, known before any kernel.
 
 pub mod coalesce;
+pub mod freeing;
 pub mod kernels;
 pub mod summary;
 
@@ -300,6 +301,11 @@ pub trait KernelSource: Send {
     fn allocations(&self) -> &[Allocation];
     /// The next kernel, or `None` after the last.
     fn next_kernel(&mut self) -> Result<Option<Kernel>>;
+    /// Buffers the application frees between kernels ([`freeing`]); none
+    /// by default.
+    fn frees(&self) -> &[freeing::Free] {
+        &[]
+    }
 }
 
 #[cfg(test)]

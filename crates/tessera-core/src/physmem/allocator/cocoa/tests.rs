@@ -33,6 +33,42 @@ fn an_en_masse_region_lands_in_one_frame_at_the_same_offsets() {
 }
 
 #[test]
+fn a_sparse_reservation_is_emptied_into_its_application_s_shared_frames_or_opened_to_them() {
+    let mut c = cocoa(4, Config::default());
+    c.hear_allocation(1, 0, 2 << 20);
+    // Region 0 en masse: frame r; three pages of it stay.
+    let pages: Vec<u64> = (0..SLOTS).map(|vpn| c.alloc_page(&page(1, vpn)).unwrap().0).collect();
+    let r = pages[0] / SLOTS;
+    for &p in &pages[3..] {
+        c.free(Pfn(p), 0);
+    }
+    // No shared frame of application 1 yet: no room, so the frame stays, shared and open.
+    let mut moves = Vec::new();
+    assert!(!c.evacuate_frame(Pfn(r * SLOTS), &mut moves));
+    assert!(moves.is_empty());
+    assert_eq!(c.kind(r as u32), Kind::Shared { asid: 1 });
+    c.check_invariants().unwrap();
+    // Its free slots now take application 1's base pages (the region is converted).
+    let q = c.alloc_page(&page(1, 100)).unwrap().0;
+    assert_eq!(q / SLOTS, r);
+    // Another shared frame with room: a second frame's pages of application 1 move there.
+    c.hear_allocation(1, 4 << 20, 2 << 20);
+    let second: Vec<u64> = (1024..1024 + SLOTS).map(|vpn| c.alloc_page(&page(1, vpn)).unwrap().0).collect();
+    let s2 = second[0] / SLOTS;
+    assert_eq!(c.kind(s2 as u32), Kind::Reserved { asid: 1, region: 2 });
+    for &p in &second[2..] {
+        c.free(Pfn(p), 0);
+    }
+    assert!(c.evacuate_frame(Pfn(s2 * SLOTS + 7), &mut moves));
+    assert_eq!(moves.iter().map(|m| m.from.0).collect::<Vec<_>>(), second[..2].to_vec());
+    assert!(moves.iter().all(|m| m.to.0 / SLOTS == r && !m.foreign));
+    assert_eq!(c.kind(s2 as u32), Kind::Free);
+    // Foreign and free frames are not an application's to compact.
+    assert!(!c.evacuate_frame(Pfn(s2 * SLOTS), &mut moves));
+    c.check_invariants().unwrap();
+}
+
+#[test]
 fn every_region_reserves_even_partial_regions() {
     let mut c = cocoa(4, Config { reserve: Reserve::EveryRegion, ..Config::default() });
     let p = c.alloc_page(&page(2, 7)).unwrap().0;
@@ -159,6 +195,7 @@ enum Op {
     Free { pick: u16 },
     Table,
     Pin { pfn: u16 },
+    EvacuateFrame { pfn: u16 },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -169,6 +206,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => any::<u16>().prop_map(|pick| Op::Free { pick }),
         1 => Just(Op::Table),
         1 => (0u16..4096).prop_map(|pfn| Op::Pin { pfn }),
+        1 => (0u16..4096).prop_map(|pfn| Op::EvacuateFrame { pfn }),
     ]
 }
 
@@ -216,9 +254,25 @@ proptest! {
                         pages.insert((asid, vpn as u64));
                     }
                 }
-                Op::Evacuate => {
+                Op::Evacuate | Op::EvacuateFrame { .. } => {
                     let mut moves = Vec::new();
-                    if c.evacuate(&mut moves) {
+                    let before = match op {
+                        Op::EvacuateFrame { pfn } => Some(c.kind(pfn as u32 / SLOTS as u32)),
+                        _ => None,
+                    };
+                    let done = match op {
+                        Op::EvacuateFrame { pfn } => c.evacuate_frame(Pfn(pfn as u64), &mut moves),
+                        _ => c.evacuate(&mut moves),
+                    };
+                    if let (Some(k), false) = (before, done) {
+                        // A frame that stays keeps its owner (a reservation becomes shared).
+                        let now = c.kind(pfn_of(&op) as u32 / SLOTS as u32);
+                        match k {
+                            Kind::Reserved { asid, .. } | Kind::Shared { asid } => prop_assert_eq!(now, Kind::Shared { asid }),
+                            other => prop_assert_eq!(now, other),
+                        }
+                    }
+                    if done {
                         for m in &moves {
                             let owner = held.remove(&m.from.0);
                             prop_assert!(owner.is_some(), "moved a page nobody held: {:?}", m);
@@ -270,6 +324,13 @@ proptest! {
             prop_assert_eq!(c.bloat_pages(), app_slots - c.app_pages() - foreign_in_app_frames(&c));
             prop_assert_eq!(c.free_frames(), 8 * SLOTS - held.len() as u64);
         }
+    }
+}
+
+fn pfn_of(op: &Op) -> u16 {
+    match *op {
+        Op::EvacuateFrame { pfn } => pfn,
+        _ => unreachable!("only frame evacuations name a frame"),
     }
 }
 

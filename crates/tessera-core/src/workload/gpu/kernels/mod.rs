@@ -140,10 +140,22 @@ pub fn resolve(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Resul
 }
 
 /// The built-in kernel `name` with `given` parameters, ready to generate.
+/// Parameter `free`, which every kernel takes, is its free schedule
+/// ([`super::freeing`]).
 pub fn build(name: &str, given: &BTreeMap<String, String>, seed: u64) -> Result<Box<dyn KernelSource>> {
-    let (info, params) = resolve(name, given, seed)?;
-    (info.build)(&params)
+    let mut given = given.clone();
+    let free = given.remove(FREE_PARAM);
+    let (info, params) = resolve(name, &given, seed)?;
+    let source = (info.build)(&params)?;
+    match free {
+        Some(text) => super::freeing::Freeing::wrap(source, &text, &params.key_path(FREE_PARAM)),
+        None => Ok(source),
+    }
 }
+
+/// The parameter every built-in kernel takes beside its own: buffers it
+/// frees between kernels ([`super::freeing`]).
+pub const FREE_PARAM: &str = "free";
 
 /// One row of `tessera gpu kernels`.
 #[derive(Clone, Debug, serde::Serialize)]
