@@ -198,6 +198,8 @@ COMMANDS: dict[str, Check] = {
     "tessera run --preset mosaic_gpu_mosaic --apps gups,gups --set gpu.paging=resident --set physmem.fragmentation=1.0 "
     "--set physmem.fragmentation_occupancy=0.5 --set 'os.cac={ copy = \"bulk\" }'": Run(
         small=(("--apps gups,gups", "--set gpu.sms=2 --set physmem.capacity=64MiB --apps vector_add,vector_add"),)),
+    "tessera run --preset mosaic_gpu_mosaic --workload scan --param n=1000000 --param free=in@1 --set 'os.cac={ trigger = "
+    "\"deallocation\", copy = \"bulk\" }'": Run(small=(("n=1000000", "n=200000 --set gpu.sms=4"),)),
     "tessera bench --gpu": Skip("times four kernels at their default sizes three times (about half a minute); "
                                 "tests/test_gpu_machine.py runs the machine on the same kernels"),
     "tessera gtsm montecarlo -o gtsm-mc": Run(small=(("-o", "--slices 1000 -o"),)),

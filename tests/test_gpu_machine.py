@@ -83,3 +83,25 @@ def test_gpu_usage_and_config_errors(capsys):
         tessera.simulate("mosaic_gpu", synthetic={"pattern": "uniform", "accesses": 1000})
     with pytest.raises(ValueError, match="an application is"):
         tessera.simulate_gpu("mosaic_gpu", [{"kernal": "bfs"}])
+
+
+def test_freeing_a_buffer_between_kernels_compacts_its_coalesced_regions_at_deallocation():
+    # scan's input is read by launch 1 only; freeing it leaves its 2 MiB regions with no page allocated,
+    # and the region it shares with the output below the threshold.
+    app = {"kernel": "scan", "params": {"n": "1M", "free": "in@1"}}
+    cac = ["gpu.sms=4", "gpu.paging=\"resident\"", "os.cac={ trigger = \"deallocation\", copy = \"bulk\" }"]
+    r = tessera.simulate_gpu("mosaic_gpu_mosaic", [app], overrides=cac, seed=1).counters
+    # 1M 4-byte elements: 976 whole pages; the last one is shared with the output, which stays.
+    assert r["gpu.apps.0.freed_bytes"] == 976 * 4096
+    assert r["os.coalescer.splintered"] >= 2
+    assert r["os.coalescer.pages_released"] > 0
+    assert r["os.coalescer.pages_held"] == 0
+    assert r["gpu.compaction_stall_cycles"] == r["os.cac.cycles"]
+    # The same buffers never freed: nothing splinters.
+    kept = tessera.simulate_gpu("mosaic_gpu_mosaic", [{"kernel": "scan", "params": {"n": "1M"}}], overrides=cac, seed=1).counters
+    assert kept["os.coalescer.splintered"] == 0
+    assert "gpu.apps.0.freed_bytes" not in kept
+    with pytest.raises(tessera.ConfigError, match="os.cac.threshold"):
+        tessera.simulate_gpu("mosaic_gpu_mosaic", [app], overrides=["os.cac={ trigger = \"deallocation\", threshold = 600 }"])
+    with pytest.raises(tessera.ConfigError, match="no buffer \"input\""):
+        tessera.simulate_gpu("mosaic_gpu_mosaic", [{"kernel": "scan", "params": {"free": "input@1"}}])

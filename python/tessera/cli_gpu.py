@@ -110,6 +110,7 @@ def _info(args: argparse.Namespace, out: Console) -> int:
         ("per global instruction", f"{info['global_sectors'] / g:.2f} sectors, {info['global_lines'] / g:.2f} lines, "
                                    f"{info['global_page_refs'] / g:.2f} pages of {args.page_size}"),
         ("allocated", f"{api.format_size(info['allocated_bytes'])} in {info['allocations']:,} allocations"),
+        ("buffers", ", ".join(f"{name} {api.format_size(size)}" for name, size in info["buffers"])),
         ("touched", f"{info['pages_touched']:,} pages of {args.page_size} = "
                     f"{api.format_size(info['pages_touched'] * info['page_bytes'])} "
                     f"({info['touched_over_allocated']:.2f}x allocated)"),

@@ -46,6 +46,9 @@ pub struct AppSummary {
     pub allocations: u64,
     /// Bytes the allocations cover (each rounded up to 256 bytes).
     pub allocated_bytes: u64,
+    /// Each allocation's name and bytes requested, in allocation order (the
+    /// names a free schedule uses).
+    pub buffers: Vec<(String, u64)>,
     pub kernels: Vec<KernelLine>,
     pub thread_blocks: u64,
     pub warps: u64,
@@ -93,11 +96,13 @@ pub fn page_size(name: &str) -> Result<PageSize> {
 /// Count every kernel of `src` (consumed), pages at `page`.
 pub fn summarise(src: &mut dyn KernelSource, page: PageSize) -> Result<AppSummary> {
     let mut allocs: Vec<Allocation> = src.allocations().to_vec();
+    let buffers = allocs.iter().map(|a| (a.name.clone(), a.bytes)).collect();
     allocs.sort_by_key(|a| a.base);
     let mut s = AppSummary {
         page_bytes: page.bytes(),
         allocations: allocs.len() as u64,
         allocated_bytes: allocs.iter().map(Allocation::covered).sum(),
+        buffers,
         ..AppSummary::default()
     };
     let inside = |va: u64| {
