@@ -159,10 +159,13 @@ impl MemorySystem {
         self.os.take_stall()
     }
 
-    /// Whether the page holding `va` of `asid` is a coalesced 2 MiB region.
-    pub fn is_coalesced(&self, va: u64, asid: Asid) -> bool {
-        self.os.coalesces() && self.pt.is_coalesced(&self.mem, asid, va, PageSize::Size2M)
+    /// The size of the page mapped at `va` of `asid` as it was mapped: a
+    /// coalesced region's base page, not the region.
+    pub fn mapped_page(&self, va: u64, asid: Asid) -> Option<PageSize> {
+        let leaf = self.pt.leaf(&self.mem, asid, va)?;
+        PageSize::from_shift(self.pt.format().level_shift(leaf.level))
     }
+
 
     /// Whether pages are coalesced in place (`physmem.page_size = in_place`).
     pub fn coalesces(&self) -> bool {

@@ -57,6 +57,16 @@ static PRESETS: &[Preset] = &[
         toml: include_str!("presets/mosaic_gpu_mosaic.toml"),
     },
     Preset {
+        name: "mosaic_gpu_64k",
+        summary: "the Mosaic paper's GPU under GPU-MMU with 64 KiB base pages (beyond the paper)",
+        toml: include_str!("presets/mosaic_gpu_64k.toml"),
+    },
+    Preset {
+        name: "mosaic_gpu_mosaic_64k",
+        summary: "the Mosaic paper's GPU with Mosaic over 64 KiB base pages (32 coalesce into 2 MiB; beyond the paper)",
+        toml: include_str!("presets/mosaic_gpu_mosaic_64k.toml"),
+    },
+    Preset {
         name: "uvm_gpu",
         summary: "GPU of the batch-aware unified memory paper, Table 1 (16 SMs, 64 KiB pages, far faults over PCIe)",
         toml: include_str!("presets/uvm_gpu.toml"),

@@ -2,8 +2,9 @@
 //! [`crate::page_size::in_place`]; the page-table bits are
 //! [`crate::pagetable::coalesce`]).
 //!
-//! It counts usable 4 KiB pages per 2 MiB physical frame. The 512th makes
-//! it try the page table's coalesce for that page's region, which checks
+//! It counts usable 4 KiB frames per 2 MiB physical frame (a 64 KiB page
+//! counts its 16). The 512th makes it try the page table's coalesce for
+//! that page's region, which checks
 //! that the region is exactly that frame in order. Before a page of a
 //! coalesced region is unmapped, the region is splintered and its large
 //! translation shot down.
@@ -90,10 +91,17 @@ impl Coalescer {
         }
     }
 
-    /// The application frees its 4 KiB page at `va` (frame `pfn`) inside a
-    /// coalesced region: hold it (see the module docs).
+    /// The base page size the coalescer's regions are made of.
+    pub fn base(&self) -> PageSize {
+        self.spec.base
+    }
+
+    /// The application frees its base page at `va` (first frame `pfn`)
+    /// inside a coalesced region: hold it (see the module docs).
     pub fn hold(&mut self, va: u64, asid: Asid, pfn: Pfn) {
-        self.mark(pfn.0, false);
+        for f in pfn.0..pfn.0 + (1 << self.spec.base.order()) {
+            self.mark(f, false);
+        }
         self.held.entry((pfn.0 / PIECES) as u32).or_insert_with(|| (asid, Vec::new())).1.push(va);
     }
 
@@ -105,8 +113,16 @@ impl Coalescer {
     /// The 4 KiB page at `va` of `asid` is usable: count it, and coalesce
     /// its region if that fills its frame. True when it coalesced.
     pub fn page_usable(&mut self, va: u64, asid: Asid, pt: &mut PageTable, mem: &mut PhysMem, walker: &mut Walker) -> bool {
-        let Some((pfn, PageSize::Size4K)) = pt.translate(mem, asid, va) else { return false };
-        if !self.mark(pfn.0, true) || (self.usable[(pfn.0 / PIECES) as usize] as u64) < PIECES {
+        let Some((pfn, size)) = pt.translate(mem, asid, va) else { return false };
+        if size >= PageSize::Size2M {
+            return false;
+        }
+        let first = pfn.0 & !((1 << size.order()) - 1);
+        let mut new = false;
+        for f in first..first + (1 << size.order()) {
+            new |= self.mark(f, true);
+        }
+        if !new || (self.usable[(first / PIECES) as usize] as u64) < PIECES {
             return false;
         }
         match pt.coalesce(mem, asid, va, PageSize::Size2M) {
@@ -125,22 +141,27 @@ impl Coalescer {
         }
     }
 
-    /// The 4 KiB page at `va` of `asid`, in frame `pfn`, is about to be
-    /// unmapped: splinter its region first if it is coalesced (shooting the
-    /// large translation down), and stop counting it. Returns the cycles
-    /// charged.
+    /// The page of `size` at `va` of `asid`, first frame `pfn`, is about to
+    /// be unmapped: splinter its region first if it is coalesced (shooting
+    /// the large translation down), and stop counting it. Returns the
+    /// cycles charged.
     #[allow(clippy::too_many_arguments)]
     pub fn before_unmap(
         &mut self,
         va: u64,
         asid: Asid,
         pfn: Pfn,
+        size: PageSize,
         pt: &mut PageTable,
         mem: &mut PhysMem,
         walker: &mut Walker,
         tlbs: &mut impl Shootdown,
     ) -> u64 {
-        self.mark(pfn.0, false);
+        if size < PageSize::Size2M {
+            for f in pfn.0..pfn.0 + (1 << size.order()) {
+                self.mark(f, false);
+            }
+        }
         self.splinter(va, asid, pt, mem, walker, tlbs)
     }
 
@@ -174,6 +195,6 @@ impl Coalescer {
         use crate::stats::StatGroup;
         self.stats.visit(v);
         v.gauge("large_pages", self.large_pages, "pages", "2 MiB regions coalesced now");
-        v.gauge("pages_held", self.held_pages(), "pages", "freed 4 KiB pages still inside coalesced regions (unusable until they splinter)");
+        v.gauge("pages_held", self.held_pages(), "pages", "freed base pages still inside coalesced regions (unusable until they splinter)");
     }
 }

@@ -175,6 +175,12 @@ impl Os {
                     &["on_demand"],
                 ));
             }
+            Some(_) if coalescer.as_ref().is_some_and(|c| c.base() != PageSize::Size4K) => {
+                return Err(crate::error::Error::config(
+                    "os.cac",
+                    "compaction moves 4 KiB pages one at a time; with 64 KiB base pages (physmem.page_size.base = \"64k\") it is not built",
+                ));
+            }
             Some(c) => Some(Box::new(cac::Cac::new(c, mem)?)),
             None => None,
         };
@@ -321,7 +327,7 @@ impl Os {
                     }
                     continue;
                 }
-                cycles += co.before_unmap(va, asid, Pfn(leaf.pfn_base), pt, mem, walker, tlbs);
+                cycles += co.before_unmap(va, asid, Pfn(leaf.pfn_base), leaf.size, pt, mem, walker, tlbs);
             }
             pt.unmap(mem, asid, va);
             if leaf.large.is_some() {
@@ -444,7 +450,7 @@ impl Os {
         let va = req.vpn << BASE_SHIFT;
         let mut splinter = 0;
         if let Some(c) = self.coalescer.as_deref_mut() {
-            splinter = c.before_unmap(va, req.asid, pfn, pt, mem, walker, tlbs);
+            splinter = c.before_unmap(va, req.asid, pfn, req.size, pt, mem, walker, tlbs);
         }
         let p = self.pressure.as_mut().expect("called with a swap device");
         let leaf = pt.unmap(mem, req.asid, va);

@@ -48,6 +48,8 @@ pub enum Plan {
 pub struct InPlace {
     /// Cycles a splinter's TLB invalidations cost.
     pub splinter_cycles: u64,
+    /// The page size first touches map.
+    pub base: PageSize,
 }
 
 pub trait PageSizePolicy {

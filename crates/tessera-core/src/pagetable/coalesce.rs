@@ -2,10 +2,12 @@
 //! (GPU Mosaic's page-table operations).
 //!
 //! ## What it models
-//! Coalescing turns 512 present 4 KiB leaves, virtually and physically
-//! contiguous and aligned, into one 2 MiB page without moving data: the
-//! level-2 entry keeps pointing at the level-1 node and gets its large-page
-//! bit, and every level-1 entry gets the format's *disabled* bit. A walk
+//! Coalescing turns the present leaves of one node (512 of 4 KiB, or 32 of
+//! 64 KiB in a table whose 64 KiB level sits below the 2 MiB one),
+//! virtually and physically contiguous and aligned, into one 2 MiB page
+//! without moving data: the entry above keeps pointing at the node and gets
+//! its large-page bit, and every entry of the node gets the format's
+//! *disabled* bit. A walk
 //! then reads the level-2 entry, sees the bit, reads the level-1 entry of
 //! the address (the paper reads the node's first; any one holds the large
 //! page's frame number), and returns the large page
@@ -71,16 +73,19 @@ impl PageTable {
             Step::Leaf { .. } | Step::LargeViaNext { .. } => return Coalesced::Already,
         };
         let child = mem.entry_link(slot, w);
-        let pieces = format.level_frames(level);
+        let (frames, piece_frames) = (format.level_frames(level), format.level_frames(level - 1));
+        let pieces = frames / piece_frames;
         let ew = format.entry_words() as u64;
         let region = va & !(size.bytes() - 1);
         let mut first = None;
+        let mut piece_size = PageSize::Size4K;
         for i in 0..pieces {
-            let piece_va = region + (i << 12);
-            match format.decode(mem.read_entry(child, i * ew), 1, piece_va, asid, &|_| 0) {
-                Step::Leaf { pfn_base, .. } => {
+            let piece_va = region + i * (piece_frames << 12);
+            match format.decode(mem.read_entry(child, i * ew), level - 1, piece_va, asid, &|_| 0) {
+                Step::Leaf { pfn_base, size } => {
+                    piece_size = size;
                     let f = *first.get_or_insert(pfn_base);
-                    if f % pieces != 0 || pfn_base != f + i {
+                    if f % frames != 0 || pfn_base != f + i * piece_frames {
                         return Coalesced::NotContiguous;
                     }
                 }
@@ -93,7 +98,7 @@ impl PageTable {
             let r = mem.read_entry(child, i * ew);
             mem.write_table_entry(child, i * ew, r | disabled, 0);
         }
-        self.mappings[PageSize::Size4K.index()] -= pieces;
+        self.mappings[piece_size.index()] -= pieces;
         self.mappings[size.index()] += 1;
         Coalesced::Done
     }
@@ -107,7 +112,8 @@ impl PageTable {
         let raw = mem.read_entry(slot, w);
         let Step::LargeViaNext { node, .. } = format.decode(raw, level, va, asid, &|_| 0) else { return false };
         let child = mem.entry_link(slot, w);
-        let pieces = format.level_frames(level);
+        let pieces = format.level_frames(level) / format.level_frames(level - 1);
+        let piece_size = PageSize::from_shift(format.level_shift(level - 1)).expect("a coalesced page's pieces are pages");
         let ew = format.entry_words() as u64;
         let disabled = format.disabled_bit();
         // Disabled bits first, then the large-page bit (§4.4).
@@ -117,7 +123,7 @@ impl PageTable {
         }
         mem.write_table_entry(slot, w, format.encode_table(crate::addr::Pfn(node), level), child);
         self.mappings[size.index()] -= 1;
-        self.mappings[PageSize::Size4K.index()] += pieces;
+        self.mappings[piece_size.index()] += pieces;
         true
     }
 

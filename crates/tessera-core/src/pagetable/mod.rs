@@ -265,7 +265,8 @@ impl PageTable {
                     let Step::Leaf { pfn_base: piece, .. } = self.format.decode(craw, level - 1, va, asid, &|_| 0) else {
                         return Some(Walk::Hole { level: level - 1 });
                     };
-                    let within = (va >> self.format.level_shift(level - 1)) & (self.format.level_frames(level) - 1);
+                    let pieces = self.format.level_frames(level) / self.format.level_frames(level - 1);
+                    let within = (va >> self.format.level_shift(level - 1)) & (pieces - 1);
                     let pfn_base = piece - within * self.format.level_frames(level - 1);
                     let addr = (mem.table_frame_of(child).0 << 12) + cw * 8;
                     return Some(Walk::Leaf(LeafRef {
@@ -462,13 +463,13 @@ impl FormatVisitor for Map<'_> {
             format.decode(mem.read_entry(slot, w), target, va, asid, &|_| 0) == Step::NotPresent,
             "mapping {va:#x} over an existing entry"
         );
-        if target > 1 && format.large_keeps_node() {
-            // The large entry points at a node whose 4 KiB leaves map the pieces.
+        if target > 1 && size >= PageSize::Size2M && format.large_keeps_node() {
+            // The large entry points at a node whose leaves (4 or 64 KiB) map the pieces.
             let (node, node_slot) = new_node(format, mem, nodes, target - 1)?;
-            let pieces = format.level_frames(target);
-            let step = format.level_frames(1);
-            for i in 0..pieces / step {
-                let piece = format.encode_leaf(PageSize::Size4K, Pfn(pfn.0 + i * step));
+            let step = format.level_frames(target - 1);
+            let piece_size = PageSize::from_shift(format.level_shift(target - 1)).expect("a large page's pieces are pages");
+            for i in 0..format.level_frames(target) / step {
+                let piece = format.encode_leaf(piece_size, Pfn(pfn.0 + i * step));
                 mem.write_table_entry(node_slot, i * format.entry_words() as u64, piece, 0);
             }
             mem.write_table_entry(slot, w, format.encode_leaf(size, node), node_slot);

@@ -17,8 +17,10 @@
 //! its frame field still points at the next level's node, whose entries map
 //! the page's 4 KiB pieces; a walk that meets the bit reads the one entry of
 //! that node for its address and caches the whole large page. In-place
-//! coalescing ([`super::coalesce`]) sets that bit over 512 mapped pieces,
-//! and bit 9 (Mosaic's *disabled* bit) in each of them.
+//! coalescing ([`super::coalesce`]) sets that bit over the node's mapped
+//! pieces (512 of 4 KiB, or 32 of 64 KiB), and bit 9 (Mosaic's *disabled*
+//! bit) in each of them. Only 2 MiB and larger entries keep their node: a
+//! 64 KiB entry is always a page of its own.
 //! ## Paper
 //! Mosaic (Ausavarungnirun et al., MICRO 2017, DOI 10.1145/3123939.3123975),
 //! §4.3 (large-page bit, first L4 PTE); GPU-MMU baselines (Power et al., HPCA 2014).
@@ -156,10 +158,14 @@ impl Mechanism for Radix {
             shift += b;
         }
         if cfg.large_reads_next {
-            // The node a large page keeps holds its 4 KiB pieces: only level-2 leaves can.
-            r.sizes.retain(|&s| r.leaf_level[s.index()] <= 2);
+            // The node a large page keeps holds its pieces, which must be
+            // pages of their own (4 or 64 KiB): a 2 MiB page over a level
+            // of 4 KiB or 64 KiB leaves, never a 1 GiB page over 2 MiB ones.
+            let plain = |level: u32| PageSize::ALL.iter().any(|&p| p < PageSize::Size2M && r.leaf_level[p.index()] == level);
+            let keep: Vec<bool> = PageSize::ALL.iter().map(|&s| s < PageSize::Size2M || plain(r.leaf_level[s.index()] - 1)).collect();
+            r.sizes.retain(|&s| keep[s.index()]);
             for s in PageSize::ALL {
-                if r.leaf_level[s.index()] > 2 {
+                if !keep[s.index()] {
                     r.leaf_level[s.index()] = 0;
                 }
             }
@@ -206,7 +212,8 @@ impl PageTableFormat for Radix {
         }
         if raw & PAGE_SIZE != 0 {
             if let Some(size) = PageSize::from_shift(self.shift[level as usize]) {
-                return if self.large_reads_next {
+                // 64 KiB entries are pages of their own (a GPU's base pages), never coalesced.
+                return if self.large_reads_next && size >= PageSize::Size2M {
                     Step::LargeViaNext { node: frame, size }
                 } else {
                     Step::Leaf { pfn_base: frame, size }

@@ -557,8 +557,8 @@ impl Walker {
                 let found = match c.large {
                     None => WalkResult::Translated { pfn_base, size, dirty, node: slot, level },
                     Some(big) => {
-                        // A 4 KiB piece of a large page: its first frame from this one.
-                        let within = (va >> 12) & ((1 << big.order()) - 1);
+                        // A piece (4 or 64 KiB) of a large page: its first frame from the piece's.
+                        let within = (va >> 12) & ((1 << big.order()) - 1) & !((1 << size.order()) - 1);
                         WalkResult::Translated { pfn_base: pfn_base - within, size: big, dirty, node: slot, level }
                     }
                 };

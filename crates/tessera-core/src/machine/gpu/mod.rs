@@ -393,7 +393,7 @@ impl GpuMachine {
                     let asid = self.l2_mshrs.get(m).asid;
                     let (page_va, _, size) = self.walkers.waiting(m);
                     self.in_flight.remove(&(asid, page_va));
-                    if size == PageSize::Size4K {
+                    if size < PageSize::Size2M {
                         self.sys.page_usable(page_va, asid);
                     }
                     self.walkers.set_state(m, MissState::Queued { since: t });
@@ -410,7 +410,7 @@ impl GpuMachine {
                     self.paging.poll(t, &mut done);
                     for f in &done {
                         self.in_flight.remove(&(f.asid, f.va));
-                        if f.size == PageSize::Size4K {
+                        if f.size < PageSize::Size2M {
                             self.sys.page_usable(f.va, f.asid);
                         }
                         self.walkers.set_state(f.miss, MissState::Queued { since: t });
@@ -455,7 +455,7 @@ impl GpuMachine {
                     self.stall_for_compaction(self.now);
                     let (_, size) = self.sys.peek(va, asid).expect("the OS just mapped it");
                     self.apps[a].mapped[size.index()] += 1;
-                    if size == PageSize::Size4K {
+                    if size < PageSize::Size2M {
                         self.sys.page_usable(va, asid);
                     }
                 }
@@ -527,11 +527,7 @@ impl GpuMachine {
         let asid = app.asid;
         let ranges: Vec<(u64, u64, bool)> = app.source.allocations().iter().zip(&app.freed).map(|(al, &gone)| (al.base, al.base + al.covered(), gone)).collect();
         let live = |lo: u64, hi: u64| ranges.iter().any(|&(b, e, gone)| !gone && b < hi && lo < e);
-        let page_size = |sys: &MemorySystem, va: u64| match sys.peek(va, asid) {
-            Some((_, size)) if size != PageSize::Size4K && !sys.is_coalesced(va, asid) => Some(size),
-            Some(_) => Some(PageSize::Size4K),
-            None => None,
-        };
+        let page_size = |sys: &MemorySystem, va: u64| sys.mapped_page(va, asid);
         let mut vas = Vec::new();
         for &(base, end, _) in ranges.iter().filter(|r| r.2) {
             let mut va = base & !4095;

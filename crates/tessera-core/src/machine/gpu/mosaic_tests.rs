@@ -314,3 +314,119 @@ fn cac_thresholds_and_triggers_that_cannot_work_are_config_errors() {
         .to_string();
     assert!(e.contains("os.cac.trigger") && e.contains("in_place"), "{e}");
 }
+
+/// A preset with `overrides`.
+fn preset(name: &str, overrides: &[&str]) -> Spec {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    crate::config::load(&crate::config::ConfigSource::Preset(name.into()), &o).unwrap()
+}
+
+#[test]
+fn with_64k_base_pages_32_of_them_coalesce_in_place_and_walks_read_the_64k_entry() {
+    // Two full 2 MiB regions and three 64 KiB pages, every 4 KiB page touched.
+    let s = preset("mosaic_gpu_mosaic_64k", &["gpu.sms=2", "gpu.paging=\"resident\""]);
+    let bytes = 2 * MIB2 + 3 * 65536;
+    let m = run_apps(&s, vec![app(bytes, all_pages(2, 48))], 1).unwrap();
+    let st = m.stats();
+    assert_eq!(st.get("os.pages_64k"), 2 * 32 + 3);
+    assert_eq!(st.get("os.pages_4k"), 0);
+    assert_eq!(st.get("os.coalescer.coalesced"), 2);
+    assert_eq!((st.get("pagetable.mappings_2m"), st.get("pagetable.mappings_64k"), st.get("pagetable.mappings_4k")), (2, 3, 0));
+    assert_eq!(st.get("physmem.allocator.cocoa.frames_reserved"), 2);
+    assert_eq!(st.get("physmem.allocator.cocoa.bloat_pages"), 512 - 48);
+    // Each large page and each 64 KiB page is walked once (the second run of the kernel hits).
+    assert_eq!(st.get("gpu.walker.walks"), 2 + 3);
+    assert!(st.get("gpu.l1_tlb.2m.hits") > 0 && st.get("gpu.l1_tlb.64k.hits") > 0);
+    // A coalesced page's translation: its frame, at the page's offset.
+    let (pfn, size) = m.sys.peek(BASE + MIB2 + 5 * 4096, 1).unwrap();
+    assert_eq!(size, PageSize::Size2M);
+    assert_eq!(m.sys.mapped_page(BASE + MIB2 + 5 * 4096, 1), Some(PageSize::Size64K));
+    assert_eq!(pfn % 512, 0);
+}
+
+#[test]
+fn with_64k_base_pages_and_demand_paging_a_region_coalesces_after_its_32nd_page_and_splinters_clean() {
+    let s = preset("mosaic_gpu_mosaic_64k", &["gpu.sms=1"]);
+    let m = &mut GpuMachine::build(&s, vec![app(MIB2, all_pages(1, 0))], 1).unwrap();
+    m.run().unwrap();
+    let st = m.stats();
+    assert_eq!((st.get("gpu.paging.faults"), st.get("os.coalescer.coalesced")), (32, 1));
+    assert_eq!(m.splinter(0, BASE + 4096 * 40), 15 + 200);
+    let st = m.stats();
+    assert_eq!((st.get("pagetable.mappings_2m"), st.get("pagetable.mappings_64k")), (0, 32));
+    assert_eq!(m.sys.peek(BASE + 4096 * 40, 1).map(|(p, s)| (p % 16, s)), Some((0, PageSize::Size64K)));
+    for t in m.l1_tlbs.iter_mut().chain(std::iter::once(&mut m.l2_tlb)) {
+        assert!(!t.lookup(1, BASE).is_some_and(|(_, s)| s == PageSize::Size2M), "a large entry survived the splinter");
+    }
+}
+
+#[test]
+fn gpu_mmu_with_64k_pages_walks_each_64k_page_and_coalesces_nothing() {
+    let s = preset("mosaic_gpu_64k", &["gpu.sms=2", "gpu.paging=\"resident\""]);
+    let st = run_apps(&s, vec![app(2 * MIB2, all_pages(2, 0))], 1).unwrap().stats();
+    assert_eq!((st.get("os.pages_64k"), st.get("pagetable.mappings_2m")), (64, 0));
+    assert_eq!(st.get("gpu.walker.walks"), 64);
+}
+
+#[test]
+fn freed_64k_pages_of_a_coalesced_region_are_held_then_released_whole() {
+    let allocs = [("keep", 64), ("scratch", 448), ("tail", 16)];
+    let first: Vec<u64> = (0..528).collect();
+    let second: Vec<u64> = (0..64).chain(512..528).collect();
+    let s = preset("mosaic_gpu_mosaic_64k", &["gpu.sms=1", "gpu.paging=\"resident\""]);
+    let st = run_apps(&s, vec![freeing_app(&allocs, vec![first, second], "scratch@1")], 1).unwrap().stats();
+    assert_eq!(st.get("gpu.apps.0.freed_bytes"), 448 * 4096);
+    assert_eq!(st.get("os.coalescer.pages_held"), 28, "28 of the region's 32 pages of 64 KiB");
+    assert_eq!((st.get("pagetable.mappings_2m"), st.get("pagetable.mappings_64k")), (1, 1));
+}
+
+#[test]
+fn mosaic_with_64k_pages_that_cannot_work_is_a_config_error() {
+    let err = |name: &str, o: &[&str]| {
+        let o: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+        let built = crate::config::load(&crate::config::ConfigSource::Preset(name.into()), &o)
+            .and_then(|s| GpuMachine::build(&s, vec![app(MIB2, all_pages(1, 0))], 1).map(|_| ()));
+        built.err().expect("a config error").to_string()
+    };
+    let e = err("mosaic_gpu_mosaic", &["physmem.page_size={ kind = \"in_place\", base = \"64k\" }"]);
+    assert!(e.contains("physmem.page_size.base") && e.contains("[9, 9, 9, 5, 4]"), "{e}");
+    let e = err("mosaic_gpu_mosaic", &["physmem.page_size={ kind = \"in_place\", base = \"2m\" }"]);
+    assert!(e.contains("physmem.page_size.base") && e.contains("64k"), "{e}");
+    let e = err("mosaic_gpu_mosaic_64k", &["os.cac={ copy = \"bulk\" }"]);
+    assert!(e.contains("os.cac") && e.contains("64 KiB"), "{e}");
+    let e = err("mosaic_gpu_mosaic_64k", &[
+        "gpu.l1_tlb.arrays={ \"4k\" = { entries = 128, ways = \"full\" }, \"2m\" = { entries = 16, ways = \"full\" } }",
+        "gpu.l2_tlb.arrays={ \"4k\" = { entries = 512, ways = 16 }, \"2m\" = { entries = 256, ways = \"full\" } }",
+    ]);
+    assert!(e.contains("gpu.l1_tlb.arrays") && e.contains("64k"), "{e}");
+}
+
+#[test]
+fn the_64k_presets_differ_in_the_memory_manager_only() {
+    let flat = |name: &str| {
+        let v = serde_json::to_value(preset(name, &[])).unwrap();
+        let mut out = std::collections::BTreeMap::new();
+        fn walk(p: String, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, String>) {
+            match v {
+                serde_json::Value::Object(m) => m.iter().for_each(|(k, x)| walk(format!("{p}.{k}"), x, out)),
+                x => {
+                    out.insert(p, x.to_string());
+                }
+            }
+        }
+        walk(String::new(), &v, &mut out);
+        out
+    };
+    let (a, b) = (flat("mosaic_gpu_64k"), flat("mosaic_gpu_mosaic_64k"));
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let differ: Vec<&str> = keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).map(|k| k.as_str()).collect();
+    assert!(!differ.is_empty());
+    for k in &differ {
+        assert!(
+            k.starts_with(".physmem.allocator") || k.starts_with(".physmem.page_size") || k.ends_with("large_reads_next") || k.starts_with(".name") || k.starts_with(".description"),
+            "the presets also differ in {k}: {:?} / {:?}",
+            a.get(*k),
+            b.get(*k)
+        );
+    }
+}

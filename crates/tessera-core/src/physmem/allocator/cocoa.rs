@@ -46,7 +46,9 @@
 //! - Page-table nodes come from table frames (the runtime's base-page list),
 //!   never from an application's frame; with no free frame left, a foreign
 //!   frame becomes a table frame (table frames are never evacuated).
-//! - Pages larger than 4 KiB take a whole free frame (2 MiB) only.
+//! - A 2 MiB page takes a whole free frame. A 64 KiB page (a GPU base page,
+//!   beyond the paper) takes 16 slots: at its offset in its region's
+//!   reservation, else an aligned free run of a shared frame.
 //! ## Config
 //! `physmem.allocator = { kind = "cocoa", reserve = "en_masse", convert =
 //! "most_unused", slots = "lifo" }`. GPU machine only; `physmem.capacity`
@@ -440,6 +442,53 @@ impl Cocoa {
         self.stats.evacuations += 1;
     }
 
+    /// A 64 KiB page: 16 slots at its offset in its region's reservation (a
+    /// new one when the region is allocated en masse), else the first
+    /// aligned run of 16 free slots in the application's shared frames, or
+    /// in a free frame made shared. None otherwise (the OS falls back to
+    /// 4 KiB pages, which may convert and compact).
+    fn alloc_chunk(&mut self, req: &PageRequest) -> Option<Pfn> {
+        const CHUNK: u64 = 16;
+        let (region, off) = (req.vpn / SLOTS, req.vpn % SLOTS);
+        let take_run = |c: &mut Cocoa, f: u32, at: u64| {
+            let frame = &mut c.frames[f as usize];
+            frame.slots.retain(|&s| (s as u64) < at || (s as u64) >= at + CHUNK);
+            for s in at..at + CHUNK {
+                c.take(f, s);
+            }
+            Pfn(f as u64 * SLOTS + at)
+        };
+        let app = self.apps.entry(req.asid).or_default();
+        let reserved = app.reservations.get(&region).copied();
+        let wants_frame = !app.converted.contains(&region)
+            && match self.cfg.reserve {
+                Reserve::EnMasse => app.en_masse.contains(&region),
+                Reserve::EveryRegion => true,
+            };
+        if let Some(f) = reserved {
+            return Some(take_run(self, f, off));
+        }
+        if wants_frame {
+            if let Some(f) = self.pop_free() {
+                self.frames[f as usize].kind = Kind::Reserved { asid: req.asid, region };
+                self.apps.get_mut(&req.asid).expect("entry made above").reservations.insert(region, f);
+                self.stats.reservations += 1;
+                return Some(take_run(self, f, off));
+            }
+        }
+        let free_run = |fr: &Frame| (0..SLOTS / CHUNK).map(|c| c * CHUNK).find(|&at| (fr.used[(at / 64) as usize] >> (at % 64)) & 0xffff == 0);
+        let shared = self.apps.get(&req.asid).map_or(&[][..], |a| &a.shared[..]);
+        if let Some((f, at)) = shared.iter().find_map(|&f| free_run(&self.frames[f as usize]).map(|at| (f, at))) {
+            return Some(take_run(self, f, at));
+        }
+        let f = self.pop_free()?;
+        let frame = &mut self.frames[f as usize];
+        frame.kind = Kind::Shared { asid: req.asid };
+        frame.open_slots();
+        self.apps.entry(req.asid).or_default().shared.push(f);
+        Some(take_run(self, f, 0))
+    }
+
     fn frames_of(&self, pick: impl Fn(&Kind) -> bool) -> u64 {
         self.frames.iter().filter(|f| pick(&f.kind)).count() as u64
     }
@@ -602,6 +651,9 @@ impl FrameAllocator for Cocoa {
     }
 
     fn alloc_page(&mut self, req: &PageRequest) -> Option<Pfn> {
+        if req.size == PageSize::Size64K {
+            return self.alloc_chunk(req);
+        }
         if req.size != PageSize::Size4K {
             // A large page takes a whole free frame, as a reservation of its region.
             if req.size != PageSize::Size2M {

@@ -338,3 +338,96 @@ fn pfn_of(op: &Op) -> u16 {
 fn foreign_in_app_frames(c: &Cocoa) -> u64 {
     c.frames.iter().filter(|f| matches!(f.kind, Kind::Shared { .. } | Kind::Reserved { .. })).map(|f| f.foreign_pages() as u64).sum()
 }
+
+#[test]
+fn a_64k_page_takes_its_offset_in_a_reservation_or_an_aligned_run_of_a_shared_frame() {
+    let mut c = cocoa(4, Config::default());
+    c.hear_allocation(1, 0, (2 << 20) + (64 << 10));
+    let big = |vpn| PageRequest { asid: 1, vpn, size: PageSize::Size64K };
+    let p = c.alloc_page(&big(48)).unwrap().0;
+    assert_eq!(p % SLOTS, 48);
+    assert_eq!(c.kind((p / SLOTS) as u32), Kind::Reserved { asid: 1, region: 0 });
+    // Region 1 is partial: a shared frame, first aligned free run.
+    let a = c.alloc_page(&page(1, 512)).unwrap().0;
+    let q = c.alloc_page(&big(512 + 16)).unwrap().0;
+    assert_eq!((q / SLOTS, q % SLOTS), (a / SLOTS, 16), "slot 0 is taken, so the run at 16");
+    c.check_invariants().unwrap();
+    c.free(Pfn(q), 4);
+    c.free(Pfn(p), 4);
+    c.check_invariants().unwrap();
+    assert_eq!(c.app_pages(), 1);
+}
+
+#[derive(Clone, Debug)]
+enum Op64 {
+    Alloc { app: u8, vpn: u16, big: bool },
+    Free { pick: u16 },
+    Pin { pfn: u16 },
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// 64 KiB pages beside 4 KiB ones: never two pages on one frame, never
+    /// two applications in one frame, a 64 KiB page on 16 aligned slots.
+    #[test]
+    fn invariants_hold_with_64k_pages(cfg in config(), ops in prop::collection::vec(prop_oneof![
+        5 => (0u8..2, 0u16..3000, any::<bool>()).prop_map(|(app, vpn, big)| Op64::Alloc { app, vpn, big }),
+        3 => any::<u16>().prop_map(|pick| Op64::Free { pick }),
+        1 => (0u16..4096).prop_map(|pfn| Op64::Pin { pfn }),
+    ], 1..300)) {
+        let mut c = cocoa(8, cfg);
+        c.hear_allocation(1, 0, 3 << 20);
+        c.hear_allocation(2, 1 << 20, 4 << 20);
+        // First frame of each page -> (asid or None for pins, frames).
+        let mut pages: BTreeMap<u64, (Option<Asid>, u64)> = BTreeMap::new();
+        let mut mapped: BTreeSet<(Asid, u64)> = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op64::Alloc { app, vpn, big } => {
+                    let asid = app as Asid + 1;
+                    let (vpn, n, size) = if big { (vpn as u64 & !15, 16, PageSize::Size64K) } else { (vpn as u64, 1, PageSize::Size4K) };
+                    if (vpn..vpn + n).any(|v| mapped.contains(&(asid, v))) {
+                        continue;
+                    }
+                    if let Some(p) = c.alloc_page(&PageRequest { asid, vpn, size }) {
+                        prop_assert_eq!(p.0 % n, 0, "a 64 KiB page is aligned");
+                        prop_assert_eq!(p.0 / SLOTS, (p.0 + n - 1) / SLOTS, "a page stays in one frame");
+                        for (&q, &(_, m)) in &pages {
+                            prop_assert!(p.0 + n <= q || q + m <= p.0, "frames {}+{} handed out twice (over {}+{})", p.0, n, q, m);
+                        }
+                        pages.insert(p.0, (Some(asid), n));
+                        mapped.extend((vpn..vpn + n).map(|v| (asid, v)));
+                    }
+                }
+                Op64::Free { pick } => {
+                    let owned: Vec<u64> = pages.iter().filter(|(_, (o, _))| o.is_some()).map(|(&p, _)| p).collect();
+                    if owned.is_empty() {
+                        continue;
+                    }
+                    let p = owned[pick as usize % owned.len()];
+                    let (_, n) = pages.remove(&p).unwrap();
+                    c.free(Pfn(p), if n == 16 { 4 } else { 0 });
+                }
+                Op64::Pin { pfn } => {
+                    let busy = pages.iter().any(|(&q, &(_, m))| (q..q + m).contains(&(pfn as u64)));
+                    if !busy && c.reserve(Pfn(pfn as u64)) {
+                        pages.insert(pfn as u64, (None, 1));
+                    }
+                }
+            }
+            c.check_invariants().map_err(TestCaseError::fail)?;
+            let mut owners: BTreeMap<u64, BTreeSet<Asid>> = BTreeMap::new();
+            for (&p, &(o, _)) in &pages {
+                if let Some(a) = o {
+                    owners.entry(p / SLOTS).or_default().insert(a);
+                }
+            }
+            for (f, o) in &owners {
+                prop_assert_eq!(o.len(), 1, "frame {} holds pages of {:?}", f, o);
+            }
+            let used: u64 = pages.values().map(|&(_, n)| n).sum();
+            prop_assert_eq!(c.free_frames(), 8 * SLOTS - used);
+        }
+    }
+}
