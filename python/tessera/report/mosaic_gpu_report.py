@@ -174,7 +174,11 @@ def _tlb_claim(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep) -> list[str]:
     n = "—" if m.empty else str(int(m["entries"]))
 
     def own(r: pd.Series) -> str:
-        return "—" if r.empty else _change(float(r["own"]))
+        if r.empty:
+            return "—"
+        if int(r["unchanged"]) == int(r["workloads"]):
+            return "±0 (identical runs)"
+        return _change(float(r["own"])) + ("" if _sensitive(r) else " (noise)")
 
     return [f"{sweep.figure}: {sweep.what}, {n} instead of {sweep.preset_entries} (Mosaic / GPU-MMU)",
             _TLB_PAPER[sweep.key], f"{own(m)} / {own(g)}", "—"]
@@ -529,7 +533,7 @@ def _fig15_text(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -
         same = base // n == ref.preset_entries // int(rm["entries"])
         text += (f"With {int(rm['entries'])} L2 TLB base-page entries instead of {ref.preset_entries} "
                  f"({ref.figure}, {'the same factor' if same else 'a different factor'}) it changes by "
-                 f"{_change(rm['own'])}. " + _versus(m) + ". ")
+                 f"{_change(rm['own'])}{'' if _sensitive(rm) else ' (noise)'}. " + _versus(m) + ". ")
     if not g.empty:
         hits = g["l1_2m_hits"] + g["l2_2m_hits"]
         text += (f"GPU-MMU {_moves(g, base)}{' (the paper: insensitive)' if _sensitive(g) else ''}; its runs at "
@@ -543,15 +547,15 @@ def _fig15_text(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -
 
 def _versus(r: pd.Series) -> str:
     """Mosaic with fewer large-page entries against Mosaic with fewer L2
-    base-page entries, per workload: the paired difference of the two ratios
-    to its own runs at the preset's sizes, and what it says."""
+    base-page entries, per workload: how much further from its own run at
+    the preset's sizes the one lies than the other, and what it says."""
     d, lo, hi = float(r["vs_ref"]), float(r["vs_ref_lo"]), float(r["vs_ref_hi"])
-    told = (f"Per workload, the ratio to its own run at the preset's size here minus the ratio there is "
-            f"{100 * d:+.1f} points on average (95 % interval {100 * lo:+.1f} to {100 * hi:+.1f})")
+    told = (f"Per workload, its change here (either way) minus its change there is {100 * d:+.1f} points on average "
+            f"(95 % interval {100 * lo:+.1f} to {100 * hi:+.1f})")
     if math.isnan(d) or within(lo, hi, 0.0):
         return (f"{told}: noise, so Mosaic is not shown less sensitive to these large-page entries than to the L2 "
                 "base-page ones")
-    if lo > 0:
+    if hi < 0:
         return (f"{told}: Mosaic is less sensitive to these large-page entries than to the L2 base-page ones, as the "
                 "paper finds")
     return (f"{told}: Mosaic is more sensitive to these large-page entries than to the L2 base-page ones, unlike the "
