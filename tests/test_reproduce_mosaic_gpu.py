@@ -23,7 +23,8 @@ def test_every_config_runs_every_workload_and_the_shared_sweeps_are_the_motivati
     configs = mg.all_configs("quick")
     assert set(specs) == ({"alone"} | {f"mix-{c}" for c in configs} | {f"seeds-{c}" for c in mg.SEED_CONFIGS}
                           | set(mg.compaction_specs("quick")))
-    assert len(configs) == len(mg.CONFIGS) + 2 * len(mg.L1_ENTRIES["quick"])
+    assert len(configs) == len(mg.CONFIGS) + sum(len(s.sizes(m, "quick")) for s in mg.TLB_SWEEPS.values()
+                                                 for m in mg.TLB_MACHINES)
     n = len(mm.mixes("quick"))
     for c, (preset, over) in configs.items():
         s = specs[f"mix-{c}"]
@@ -34,6 +35,12 @@ def test_every_config_runs_every_workload_and_the_shared_sweeps_are_the_motivati
     assert specs["mix-mosaic_dp"]["set"] == specs["mix-gpummu_dp"]["set"] == {}
     assert specs["mix-cocoa_only"]["set"] == {"gpu.paging": "resident", "physmem.allocator": "cocoa"}
     assert specs["mix-mosaic_l1_8"]["set"]["gpu.l1_tlb.arrays"]["4k"] == {"entries": 8, "ways": "full"}
+    # Figs. 14b and 15 resize one array and keep the preset's other fields (the L2 base array's 16 ways).
+    assert specs["mix-gpummu_l2_128"]["set"] == {"gpu.paging": "resident", "gpu.l2_tlb.arrays": {
+        "4k": {"entries": 128, "ways": 16}, "2m": {"entries": 256, "ways": "full"}}}
+    assert specs["mix-mosaic_l1_2m_4"]["set"]["gpu.l1_tlb.arrays"] == {"4k": {"entries": 128, "ways": "full"},
+                                                                       "2m": {"entries": 4, "ways": "full"}}
+    assert specs["mix-mosaic_l2_2m_64"]["set"]["gpu.l2_tlb.arrays"]["2m"] == {"entries": 64, "ways": "full"}
     # gpummu, ideal and alone are the motivation study's, so one store serves both.
     other = mm.specs("quick")
     for mine, theirs in (("mix-gpummu", "mix-4k"), ("mix-ideal", "mix-ideal"), ("alone", "alone"),
@@ -43,8 +50,28 @@ def test_every_config_runs_every_workload_and_the_shared_sweeps_are_the_motivati
         assert a == b, mine
     from tessera.sweeps.spec import load_spec
 
-    for name in ("mix-mosaic", "mix-cocoa_only", "mix-mosaic_l1_8", "seeds-mosaic"):
+    for name in ("mix-mosaic", "mix-cocoa_only", "mix-mosaic_l1_8", "mix-gpummu_l2_128", "seeds-mosaic"):
         assert load_spec(specs[name]).expand()
+
+
+def test_tlb_sweeps_start_from_the_presets_arrays_and_every_size_is_a_valid_machine() -> None:
+    from tessera.config import loads_toml
+
+    for preset in ("mosaic_gpu", "mosaic_gpu_mosaic"):
+        gpu = loads_toml(tessera.resolve_config(preset))["gpu"]
+        assert {t: gpu[f"{t}_tlb"]["arrays"] for t in ("l1", "l2")} == mg.PRESET_TLB_ARRAYS, preset
+    for scale in mg.SCALES:
+        for name, (preset, over) in mg.all_configs(scale).items():
+            tessera.resolve_config(preset, over)  # raises ConfigError on an invalid size
+    # Figs. 14b and 15 lose at the same factor at every scale, so their losses compare.
+    for key in ("fig14b", "fig15a", "fig15b"):
+        s = mg.TLB_SWEEPS[key]
+        assert all(s.preset_entries == 4 * min(s.entries[scale]) for scale in mg.SCALES), key
+    # GPU-MMU holds no 2 MiB translation: it runs one size of the large-page arrays.
+    assert mg.TLB_SWEEPS["fig15a"].sizes("gpummu", "full") == (4,)
+    assert mg.TLB_SWEEPS["fig15a"].sizes("mosaic", "full") == (8, 4)
+    with pytest.raises(tessera.ConfigError, match="power-of-two number of sets"):
+        tessera.resolve_config("mosaic_gpu", mg.TLB_SWEEPS["fig14b"].override(8))
 
 
 def test_compaction_sweeps_vary_the_index_at_half_occupancy_and_the_occupancy_at_full_index() -> None:
@@ -153,11 +180,58 @@ def test_fig13_hit_rates_and_large_entry_shares() -> None:
 def test_fig14a_normalises_to_gpummu_at_128_and_to_itself() -> None:
     rows = [("homogeneous", 1, "a", "gpummu", 1.0), ("homogeneous", 1, "a", "mosaic", 2.0),
             ("homogeneous", 1, "a", "gpummu_l1_8", 0.5), ("homogeneous", 1, "a", "mosaic_l1_8", 1.8)]
-    f = mg.fig14a(_ws(rows), "tiny")
+    f = mg.tlb_sweep(_ws(rows), mg.TLB_SWEEPS["fig14a"], "tiny")
     assert f.loc[("mosaic", 8, "all"), "mean"] == pytest.approx(1.8)
     assert f.loc[("mosaic", 8, "all"), "mean_own"] == pytest.approx(0.9)
     assert f.loc[("gpummu", 8, "homogeneous"), "mean_own"] == pytest.approx(0.5)
     assert f.loc[("gpummu", 128, "all"), "mean"] == pytest.approx(1.0)
+
+
+def _tlb_rows() -> pd.DataFrame:
+    """Two workloads under GPU-MMU (weighted speedup 1) and Mosaic (2) at the
+    presets' sizes and at a quarter of each array of Figs. 14b and 15."""
+    rows = []
+    for mix, scale in (("a", 1.0), ("b", 2.0)):
+        for config, ws in (("gpummu", 1.0), ("mosaic", 2.0), ("gpummu_l2_128", 0.8), ("mosaic_l2_128", 1.6),
+                           ("gpummu_l1_2m_4", 1.0), ("mosaic_l1_2m_4", 1.9 if mix == "a" else 1.7),
+                           ("gpummu_l2_2m_64", 1.0), ("mosaic_l2_2m_64", 2.0)):
+            rows.append(("homogeneous", 1, mix, config, ws * scale))
+    l1_2m = [90.0 if c.startswith("mosaic") else 0.0 for *_, c, _ in rows]
+    return _ws(rows, l1_2m_hits=l1_2m, l2_2m_hits=[0.0] * len(rows))
+
+
+def test_fig14b_and_15_normalise_to_gpummu_at_the_preset_and_to_themselves() -> None:
+    ws = _tlb_rows()
+    b = mg.tlb_sweep(ws, mg.TLB_SWEEPS["fig14b"], "quick")
+    assert list(b.index.get_level_values("entries").unique()) == [512, 128]
+    assert b.loc[("gpummu", 128, "all"), "mean"] == pytest.approx(0.8)
+    assert b.loc[("mosaic", 128, "all"), "mean"] == pytest.approx(1.6)
+    assert b.loc[("mosaic", 128, "all"), "mean_own"] == pytest.approx(0.8)
+    assert b.loc[("mosaic", 512, "homogeneous"), "workloads"] == 2
+    a = mg.tlb_sweep(ws, mg.TLB_SWEEPS["fig15a"], "quick")
+    assert a.loc[("mosaic", 4, "all"), "mean_own"] == pytest.approx(0.9)
+    assert a.loc[("mosaic", 4, "all"), "min"] == pytest.approx(1.7)
+    assert a.loc[("gpummu", 16, "all"), "mean"] == pytest.approx(1.0)
+    assert a.loc[("gpummu", 4, "all"), "mean_own"] == pytest.approx(1.0)
+    assert mg.tlb_sweep(ws, mg.TLB_SWEEPS["fig15b"], "quick").loc[("mosaic", 64, "all"), "mean_own"] == 1.0
+
+
+def test_tlb_sensitivity_intervals_the_paired_difference_from_fig14b_and_the_large_hits() -> None:
+    s = mg.tlb_sensitivity(_tlb_rows(), "quick")
+    m = s.loc[("fig15a", "mosaic")]
+    assert m["entries"] == 4 and m["preset"] == 16 and m["workloads"] == 2
+    assert m["own"] == pytest.approx(0.9)
+    assert m["own_min"] == pytest.approx(0.85) and m["own_max"] == pytest.approx(0.95)
+    # 95 % t-interval of (0.95, 0.85): 0.9 ± 12.706 · 0.0707 / √2.
+    assert m["own_hi"] - m["own"] == pytest.approx(12.706 * 0.1 / math.sqrt(2) / math.sqrt(2))
+    # Against Fig. 14b's 0.8 on both workloads, 0.05 and 0.15 from 1 against 0.2: −0.15 and −0.05.
+    assert m["vs_ref"] == pytest.approx(-0.1) and m["vs_ref_lo"] < -0.1 < m["vs_ref_hi"]
+    assert s.loc[("fig14b", "mosaic"), "vs_ref"] == 0.0
+    g = s.loc[("fig15b", "gpummu")]
+    assert g["unchanged"] == 2 and g["own_lo"] == g["own_hi"] == 1.0 and g["l1_2m_hits"] == 0.0
+    assert s.loc[("fig15a", "mosaic"), "l1_2m_hits"] == 180.0
+    # Fig. 14a's machines at 8 entries were not among the rows: no row, not an error.
+    assert ("fig14a", "mosaic") not in s.index
 
 
 def test_placement_separates_cocoa_from_coalescing() -> None:
@@ -199,10 +273,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
     md = (tiny / "report.md").read_text(encoding="utf-8")
     for section in ("## Summary", "## Which comparison is comparable", "## Fig. 8", "## Fig. 9", "## Fig. 10",
-                    "## Fig. 11", "## Fig. 12", "## Fig. 13", "## Fig. 14a", "## Coalescing, bloat and placement",
+                    "## Fig. 11", "## Fig. 12", "## Fig. 13", "## Fig. 14a", "## Fig. 14b", "## Fig. 15a",
+                    "## Fig. 15b", "## Coalescing, bloat and placement",
                     "## Compaction under pre-fragmented memory", "## Reproducing"):
         assert section in md, section
-    for stem in ("fig8", "fig9", "fig11", "fig13", "fig14a", "fig16"):
+    for stem in ("fig8", "fig9", "fig11", "fig13", "fig14a", "fig14b", "fig15a", "fig15b", "fig16"):
         assert (tiny / "figures" / f"{stem}.png").stat().st_size > 1000
     assert "10.1145/3123939.3123975" in md and "shared/papers" not in md
     assert f"+{paper.MOSAIC_OVER_GPUMMU['homogeneous']} %" in md
@@ -217,6 +292,15 @@ def test_tiny_tables_are_consistent(tiny: Path) -> None:
         assert (ws["config"] == c).sum() == n_mixes, c
     # GPU-MMU never coalesces; the ideal TLB never walks; demand paging never speeds a workload up.
     assert (ws[ws["config"] == "gpummu"]["l1_2m_hits"] == 0).all()
+    # Nor in its large-page sweeps, whose arrays it never fills: every workload runs as at the preset's sizes.
+    sens = pd.read_csv(tiny / "data" / "tlb_sensitivity.csv", index_col=["figure", "config"])
+    for key in ("fig15a", "fig15b"):
+        g = sens.loc[(key, "gpummu")]
+        assert g["l1_2m_hits"] == g["l2_2m_hits"] == 0 and g["unchanged"] == g["workloads"] == n_mixes, key
+    assert set(sens.index) == {(k, m) for k in mg.TLB_SWEEPS for m in mg.TLB_MACHINES}
+    for key in ("fig14b", "fig15a", "fig15b"):
+        f = pd.read_csv(tiny / "data" / f"{key}.csv")
+        assert set(f["entries"]) == {mg.TLB_SWEEPS[key].preset_entries, min(mg.TLB_SWEEPS[key].entries["tiny"])}
     assert (ws[ws["config"] == "ideal"]["walks"] == 0).all()
     p = ws.pivot_table(index="mix", columns="config", values="ws")
     assert (p["gpummu_dp"] <= p["gpummu"] * (1 + 1e-9)).all()

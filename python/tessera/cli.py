@@ -475,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="mmu-analysis: the scale-out MMU study; mosaic-pages: Mosaic Pages' Fig. 6, Tables 3 and 4; "
                        "gtsm: GTSM superpages' Figs. 11-18 and retired pages; mosaic-motivation: the Mosaic GPU "
                        "paper's Figs. 3 and 4, bloat and L2 TLB vs page-walk cache; mosaic-gpu: the same paper's "
-                       "evaluation, Mosaic against GPU-MMU and an ideal TLB (Figs. 8-14a)")
+                       "evaluation, Mosaic against GPU-MMU and an ideal TLB (Figs. 8-16)")
     p_rep.add_argument("--quick", action="store_true", help="smaller sweep, a few minutes on 2 cores")
     p_rep.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests only: numbers mean nothing
     p_rep.add_argument("-o", "--out", metavar="DIR", help="report directory (default tessera-results/<sweep name>)")

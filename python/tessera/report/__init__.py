@@ -37,7 +37,7 @@ STUDIES = {
     "mosaic-pages": "Mosaic Pages (Gosakan et al.): Fig. 6 TLB misses, Table 3 utilisation, Table 4 swap I/O, and beyond",
     "gtsm": "GTSM superpages (Du et al.): Figs. 11-13 walks and IPC, Figs. 15-18 sensitivities, retired pages",
     "mosaic-motivation": "Mosaic GPU (Ausavarungnirun et al.) §3: Fig. 3 TLB cost, Fig. 4 demand paging, bloat, L2 TLB vs PWC",
-    "mosaic-gpu": "Mosaic GPU (Ausavarungnirun et al.) §6: Mosaic vs GPU-MMU vs ideal TLB, Figs. 8-14a, coalescing, bloat",
+    "mosaic-gpu": "Mosaic GPU (Ausavarungnirun et al.) §6: Mosaic vs GPU-MMU vs ideal TLB, Figs. 8-16, coalescing, bloat",
 }
 
 

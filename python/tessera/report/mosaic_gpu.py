@@ -10,8 +10,10 @@ paging cost, alone on the same share) and its weighted speedups. The
 machines here (:data:`CONFIGS`) differ from each other in one thing per
 comparison: the memory manager (``gpummu`` / ``mosaic``), the TLB
 (``ideal``), the cost of demand paging (``*_dp``), placement alone
-(``cocoa_only``: CoCoA without coalescing) and the L1 TLB's base-page
-entries (``*_l1_<N>``, Fig. 14a). ``gpummu`` and ``ideal`` are the
+(``cocoa_only``: CoCoA without coalescing) and the entries of one TLB array
+(:data:`TLB_SWEEPS`: ``*_l1_<N>`` and ``*_l2_<N>``, base-page entries of the
+L1 and L2 TLBs, Figs. 14a and 14b; ``*_l1_2m_<N>`` and ``*_l2_2m_<N>``,
+large-page entries, Figs. 15a and 15b). ``gpummu`` and ``ideal`` are the
 motivation study's ``4k`` and ``ideal``, so one results store serves both.
 
 Compaction (Fig. 16, Table 2): §6.4's stress test pre-fragments memory
@@ -24,12 +26,14 @@ workloads (:func:`compaction_specs`, :func:`compaction_tables`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tessera.report import mosaic_motivation as mm
+from tessera.report.intervals import paired_interval, t_interval
 from tessera.report.mosaic_motivation import _ratio, _summary, apps_for, mixes, params_for
 
 __all__ = [
@@ -37,7 +41,9 @@ __all__ = [
     "SCALES",
     "CONFIGS",
     "CONFIG_LABEL",
-    "L1_ENTRIES",
+    "PRESET_TLB_ARRAYS",
+    "TLB_SWEEPS",
+    "TlbSweep",
     "SEED_CONFIGS",
     "EXTRA_COUNTERS",
     "CAC_VARIANTS",
@@ -79,12 +85,77 @@ CONFIG_LABEL = {
     "ideal_dp": "ideal TLB with demand paging",
     "cocoa_only": "GPU-MMU's pages over CoCoA's placement (no coalescing), no paging cost",
 }
-#: Fig. 14a: L1 TLB base-page entries per SM besides the preset's 128 (its
-#: 16 large-page entries kept), under GPU-MMU and Mosaic without paging cost;
-#: ``quick`` runs two of them to stay under ten minutes.
-L1_ENTRIES = {"full": (64, 32, 16, 8), "quick": (32, 8), "tiny": (8,)}
-L1_BASE = 128
-L1_CONFIGS = ("gpummu", "mosaic")
+#: The TLB arrays of ``mosaic_gpu`` (Table 1), which ``mosaic_gpu_mosaic``
+#: inherits: Figs. 14 and 15 change the entries of one array and keep every
+#: other field, so the table is written out whole (a test checks it against
+#: the resolved presets).
+PRESET_TLB_ARRAYS: dict[str, dict[str, dict[str, Any]]] = {
+    "l1": {"4k": {"entries": 128, "ways": "full"}, "2m": {"entries": 16, "ways": "full"}},
+    "l2": {"4k": {"entries": 512, "ways": 16}, "2m": {"entries": 256, "ways": "full"}},
+}
+#: The machines of the TLB-size figures: GPU-MMU and Mosaic, no paging cost.
+TLB_MACHINES = ("gpummu", "mosaic")
+
+
+@dataclass(frozen=True)
+class TlbSweep:
+    """One TLB-size figure of §6.3: one array (``array``: ``4k`` or ``2m``) of
+    one TLB (``tlb``: ``l1``, per SM, or ``l2``, shared) runs with
+    ``entries[scale]`` entries besides the preset's, under each machine of
+    :data:`TLB_MACHINES`. ``gpummu_smallest_only``: GPU-MMU runs the smallest
+    size alone, for arrays it never fills (its pages are all 4 KiB), which
+    one size shows as well as several."""
+
+    figure: str
+    key: str
+    what: str
+    tlb: str
+    array: str
+    entries: Mapping[str, tuple[int, ...]]
+    gpummu_smallest_only: bool = False
+
+    @property
+    def preset_entries(self) -> int:
+        return int(PRESET_TLB_ARRAYS[self.tlb][self.array]["entries"])
+
+    def sizes(self, machine: str, scale: str) -> tuple[int, ...]:
+        """The sizes ``machine`` runs at ``scale`` besides the preset's."""
+        sizes = tuple(self.entries[scale])
+        return (min(sizes),) if machine == "gpummu" and self.gpummu_smallest_only else sizes
+
+    def prefix(self, machine: str) -> str:
+        """``<machine>_<tlb>`` for base-page arrays (Fig. 14a's names),
+        ``<machine>_<tlb>_2m`` for large-page ones."""
+        return f"{machine}_{self.tlb}{'' if self.array == '4k' else '_' + self.array}"
+
+    def config(self, machine: str, entries: int) -> str:
+        """The machine with ``entries`` in the swept array: ``<prefix>_<N>``,
+        or the machine itself at the preset's size."""
+        return machine if entries == self.preset_entries else f"{self.prefix(machine)}_{entries}"
+
+    def override(self, entries: int) -> dict[str, Any]:
+        """The preset's arrays of this TLB with ``entries`` in this one."""
+        arrays = {k: dict(v) for k, v in PRESET_TLB_ARRAYS[self.tlb].items()}
+        arrays[self.array]["entries"] = entries
+        return {f"gpu.{self.tlb}_tlb.arrays": arrays}
+
+
+#: Figs. 14 and 15, by table name. The smallest size of Figs. 14b and 15 is
+#: a quarter of the preset's at every scale, so their losses compare at the
+#: same factor; ``quick`` runs that size alone to stay under ten minutes, and
+#: ``full`` runs one more of Figs. 14b and 15a only (about 25 minutes for the
+#: three, docs/reproduce-mosaic-gpu.md): the L2 TLB's large-page entries
+#: serve almost no lookup behind the L1's 16 (the ``quick`` counters).
+TLB_SWEEPS: dict[str, TlbSweep] = {s.key: s for s in (
+    TlbSweep("Fig. 14a", "fig14a", "L1 TLB base-page entries per SM", "l1", "4k",
+             {"full": (64, 32, 16, 8), "quick": (32, 8), "tiny": (8,)}),
+    TlbSweep("Fig. 14b", "fig14b", "L2 TLB base-page entries", "l2", "4k",
+             {"full": (256, 128), "quick": (128,), "tiny": (128,)}),
+    TlbSweep("Fig. 15a", "fig15a", "L1 TLB large-page entries per SM", "l1", "2m",
+             {"full": (8, 4), "quick": (4,), "tiny": (4,)}, gpummu_smallest_only=True),
+    TlbSweep("Fig. 15b", "fig15b", "L2 TLB large-page entries", "l2", "2m",
+             {"full": (64,), "quick": (64,), "tiny": (64,)}, gpummu_smallest_only=True),
+)}
 #: Configs whose single kernels also run under other seeds.
 SEED_CONFIGS = ("gpummu", "mosaic", "ideal")
 
@@ -109,21 +180,14 @@ EXTRA_COUNTERS = {
 }
 
 
-def l1_config(base: str, entries: int) -> str:
-    return f"{base}_l1_{entries}"
-
-
-def l1_arrays(entries: int) -> dict[str, Any]:
-    return {"4k": {"entries": entries, "ways": "full"}, "2m": {"entries": 16, "ways": "full"}}
-
-
 def all_configs(scale: str) -> dict[str, tuple[str, dict[str, Any]]]:
-    """:data:`CONFIGS` and the Fig. 14a machines at ``scale``."""
+    """:data:`CONFIGS` and the machines of :data:`TLB_SWEEPS` at ``scale``."""
     out = dict(CONFIGS)
-    for base in L1_CONFIGS:
-        preset, over = CONFIGS[base]
-        for n in L1_ENTRIES[scale]:
-            out[l1_config(base, n)] = (preset, {**over, "gpu.l1_tlb.arrays": l1_arrays(n)})
+    for sweep in TLB_SWEEPS.values():
+        for base in TLB_MACHINES:
+            preset, over = CONFIGS[base]
+            for n in sweep.sizes(base, scale):
+                out[sweep.config(base, n)] = (preset, {**over, **sweep.override(n)})
     return out
 
 
@@ -405,24 +469,84 @@ def fig13(ws: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["group", "n"])
 
 
-def fig14a(ws: pd.DataFrame, scale: str) -> pd.DataFrame:
-    """Fig. 14a: weighted speedup with fewer L1 TLB base-page entries, over
-    GPU-MMU's with the preset's 128, per workload, then mean / min / max per
-    group; ``mean_own``: the mean over the same machine's at 128 (the
-    paper's "Mosaic loses 7.6 %"). Rows: config, entries, group."""
+def _own_ratios(ws: pd.DataFrame, sweep: TlbSweep, machine: str, entries: int) -> pd.DataFrame:
+    """Per workload, ``machine`` with ``entries`` in the swept array over
+    GPU-MMU at the preset's size (``ratio``) and over itself there (``own``);
+    empty if a run is missing."""
+    c = sweep.config(machine, entries)
+    if not _present(ws, c, "gpummu", machine):
+        return pd.DataFrame(columns=["group", "n", "mix", "ratio", "own"])
+    return _ratio(ws, c, "gpummu").merge(_ratio(ws, c, machine).rename(columns={"ratio": "own"}),
+                                         on=["group", "n", "mix"])
+
+
+def tlb_sweep(ws: pd.DataFrame, sweep: TlbSweep, scale: str) -> pd.DataFrame:
+    """Figs. 14a, 14b, 15a, 15b: weighted speedup with ``sweep``'s array
+    resized, over GPU-MMU's at the preset's size, per workload, then mean /
+    min / max per group; ``mean_own``: the mean over the same machine's at
+    the preset's size (the paper's "Mosaic loses 7.6 %"). Rows: config,
+    entries, group."""
     rows = []
-    for base in L1_CONFIGS:
-        for n in (L1_BASE,) + tuple(L1_ENTRIES[scale]):
-            c = base if n == L1_BASE else l1_config(base, n)
-            if not _present(ws, c, "gpummu", base):
+    for base in TLB_MACHINES:
+        for n in (sweep.preset_entries,) + sweep.sizes(base, scale):
+            r = _own_ratios(ws, sweep, base, n)
+            if r.empty:
                 continue
-            r = _ratio(ws, c, "gpummu").merge(_ratio(ws, c, base).rename(columns={"ratio": "own"}),
-                                              on=["group", "n", "mix"])
             for g, d in [(g, d) for g, d in r.groupby("group", sort=False)] + [("all", r)]:
                 rows.append({"config": base, "entries": n, "group": g, "workloads": len(d),
                              "mean": d["ratio"].mean(), "min": d["ratio"].min(), "max": d["ratio"].max(),
                              "mean_own": d["own"].mean()})
     return pd.DataFrame(rows).set_index(["config", "entries", "group"])
+
+
+#: The sweep the others' losses are set against: the paper finds Mosaic more
+#: sensitive to the L2 TLB's base-page entries than to any large-page count.
+REFERENCE_SWEEP = "fig14b"
+
+
+def tlb_sensitivity(ws: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """Per sweep of :data:`TLB_SWEEPS` and machine, at the sweep's smallest
+    size: the weighted speedup over the machine's own at the preset's size
+    (``own``: mean, its 95 % t-interval over workloads, min, max, and
+    ``unchanged``: the workloads whose weighted speedup did not move); how
+    much more that ratio moves than :data:`REFERENCE_SWEEP`'s (``vs_ref``:
+    the mean over the same workloads of ``|own − 1| − |own_ref − 1|``, with
+    its interval; negative: less sensitive than there); and the 2 MiB TLB
+    hits summed over the machine's runs at that size (``l1_2m_hits``,
+    ``l2_2m_hits``) and at the preset's (``*_preset``). Rows: figure key,
+    machine."""
+    ref = TLB_SWEEPS[REFERENCE_SWEEP]
+    rows = []
+    for sweep in TLB_SWEEPS.values():
+        for base in TLB_MACHINES:
+            n = min(sweep.sizes(base, scale))
+            r = _own_ratios(ws, sweep, base, n)
+            if r.empty:
+                continue
+            mean, half = t_interval(r["own"])
+            rows.append({"figure": sweep.key, "config": base, "entries": n, "preset": sweep.preset_entries,
+                         "workloads": len(r), "own": mean, "own_lo": mean - half, "own_hi": mean + half,
+                         "own_min": r["own"].min(), "own_max": r["own"].max(),
+                         "unchanged": int((r["own"] == 1.0).sum()),
+                         **_versus(r, _own_ratios(ws, ref, base, min(ref.sizes(base, scale)))),
+                         **_large_hits(ws, sweep.config(base, n)), **_large_hits(ws, base, "_preset")})
+    return pd.DataFrame(rows).set_index(["figure", "config"])
+
+
+def _versus(r: pd.DataFrame, ref: pd.DataFrame) -> dict[str, float]:
+    """How much further ``r``'s own ratio lies from 1 than ``ref``'s, per
+    workload both ran: the mean with its 95 % t-interval (NaN without the
+    reference). Distances, not ratios, so a gain counts as a change."""
+    both = r.merge(ref, on=["group", "n", "mix"], suffixes=("", "_ref"))
+    if both.empty:
+        return {"vs_ref": np.nan, "vs_ref_lo": np.nan, "vs_ref_hi": np.nan}
+    mean, lo, hi = paired_interval(list((both["own"] - 1.0).abs()), list((both["own_ref"] - 1.0).abs()))
+    return {"vs_ref": mean, "vs_ref_lo": lo, "vs_ref_hi": hi}
+
+
+def _large_hits(ws: pd.DataFrame, config: str, suffix: str = "") -> dict[str, float]:
+    d = ws[ws["config"] == config]
+    return {f"l1_2m_hits{suffix}": float(d["l1_2m_hits"].sum()), f"l2_2m_hits{suffix}": float(d["l2_2m_hits"].sum())}
 
 
 def coalescing(ws: pd.DataFrame) -> pd.DataFrame:
@@ -530,7 +654,8 @@ def tables(ws: pd.DataFrame, ipcs: pd.DataFrame, seeds: pd.DataFrame, scale: str
         "fig11_summary": fig11_summary(per_app),
         "fig12": fig12(ws),
         "fig13": fig13(ws),
-        "fig14a": fig14a(ws, scale),
+        **{key: tlb_sweep(ws, sweep, scale) for key, sweep in TLB_SWEEPS.items()},
+        "tlb_sensitivity": tlb_sensitivity(ws, scale),
         "coalescing": coalescing(ws),
         "coalescing_mixes": coalescing_mixes(ws),
         "placement": placement(ws),

@@ -1,4 +1,4 @@
-"""The mosaic-gpu report: our Figs. 8–14a of the Mosaic paper's evaluation,
+"""The mosaic-gpu report: our Figs. 8–15 of the Mosaic paper's evaluation,
 coalescing, bloat and placement, next to the paper's numbers.
 
 :func:`build` turns the tables of :mod:`tessera.report.mosaic_gpu` into
@@ -24,6 +24,7 @@ import pandas as pd
 from tessera.report import mosaic_gpu as mg
 from tessera.report import mosaic_motivation as mm
 from tessera.report import paper_mosaic_gpu as paper
+from tessera.report.intervals import within
 from tessera.report.mmu_figures import plt, save
 from tessera.report.mmu_report import fmt
 from tessera.report.mosaic_motivation_report import _cell, _change, _minutes, _pct, _summary_rows, _toml
@@ -94,8 +95,9 @@ def _intro(t: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Block]
              "(CoCoA, the contiguity-conserving allocator, and the in-place coalescer; preset `mosaic_gpu_mosaic`) "
              "against GPU-MMU (preset `mosaic_gpu`, the paper's Table 1) and an ideal TLB: Figs. 8 and 9 "
              "(homogeneous and heterogeneous workloads), Fig. 10 (two-application workloads), Fig. 11 (each "
-             "application), Fig. 12 (demand paging), Fig. 13 (TLB hit rates), Fig. 14a (L1 TLB base-page "
-             "entries), what coalescing, bloat and placement do, and compaction under pre-fragmented memory "
+             "application), Fig. 12 (demand paging), Fig. 13 (TLB hit rates), Figs. 14a and 14b (L1 and "
+             "L2 TLB base-page entries), Figs. 15a and 15b (L1 and L2 TLB large-page entries), what "
+             "coalescing, bloat and placement do, and compaction under pre-fragmented memory "
              f"(Fig. 16, Table 2). Workloads: {int(counts.get('homogeneous', 0))} homogeneous and "
              f"{int(counts.get('heterogeneous', 0))} heterogeneous, those of the mosaic-motivation report, each "
              "scored by its weighted speedup (the paper's Eq. 1). Sentences that compare are computed from the "
@@ -149,12 +151,37 @@ def _claims(t: Mapping[str, pd.DataFrame]) -> list[Block]:
                  f"{_pct(100 * (1 - _get(f13, ('all', 'all'), 'mosaic_l2_hit')))}", "—"])
     rows.append(["Fig. 14a: Mosaic with 8 L1 base-page entries instead of 128", f"−{paper.FIG14A_MOSAIC_8_LOSS} %",
                  _change(_get(f14, ("mosaic", 8, "all"), "mean_own")), "—"])
+    rows += [_tlb_claim(t, mg.TLB_SWEEPS[k]) for k in _TLB_PAPER]
     return [Heading(2, "Summary: the paper's numbers and ours"),
             Table(["finding", "paper (with demand paging)", "ours, no paging cost", "ours, demand paging"], rows,
                   numeric=False,
                   caption="Means over the workloads of the scale below. The paper's Figs. 8–14 all run with demand "
                           "paging; which of our two columns compares with them is discussed under *Which comparison "
                           "is comparable*. '—': not run or not defined.")]
+
+
+#: The paper's findings for Figs. 14b and 15, in the summary's words (§6.3
+#: gives no numbers for them).
+_TLB_PAPER = {"fig14b": "both sensitive (no number given)",
+              "fig15a": "Mosaic sensitive, less than to L2 base-page entries; GPU-MMU insensitive",
+              "fig15b": "Mosaic sensitive, less than to L2 base-page entries; GPU-MMU insensitive"}
+
+
+def _tlb_claim(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep) -> list[str]:
+    """A summary row: each machine's change at the sweep's smallest size
+    against its own at the preset's."""
+    m, g = _sens(t, sweep.key, "mosaic"), _sens(t, sweep.key, "gpummu")
+    n = "—" if m.empty else str(int(m["entries"]))
+
+    def own(r: pd.Series) -> str:
+        if r.empty:
+            return "—"
+        if int(r["unchanged"]) == int(r["workloads"]):
+            return "±0 (identical runs)"
+        return _change(float(r["own"])) + ("" if _sensitive(r) else " (noise)")
+
+    return [f"{sweep.figure}: {sweep.what}, {n} instead of {sweep.preset_entries} (Mosaic / GPU-MMU)",
+            _TLB_PAPER[sweep.key], f"{own(m)} / {own(g)}", "—"]
 
 
 def _get(t: pd.DataFrame, idx: Any, col: str) -> float:
@@ -195,11 +222,9 @@ def _machines(scale: str) -> list[Block]:
     for k, (preset, over) in mg.CONFIGS.items():
         text = ", ".join(f"`{key} = {_toml(v)}`" for key, v in over.items()) or "the preset as it is"
         rows.append([k, mg.CONFIG_LABEL[k], f"`{preset}`", text])
-    for base in mg.L1_CONFIGS:
-        entries = ", ".join(str(n) for n in mg.L1_ENTRIES[scale])
-        rows.append([f"{base}_l1_N", f"{base} with N = {entries} L1 TLB base-page entries per SM (16 large-page "
-                     "entries kept)", f"`{mg.CONFIGS[base][0]}`",
-                     f"{base}'s, and `gpu.l1_tlb.arrays = {_toml(mg.l1_arrays(8)).replace('8', 'N', 1)}`"])
+    for sweep in mg.TLB_SWEEPS.values():
+        for base in mg.TLB_MACHINES:
+            rows.append(_tlb_machine(sweep, base, scale))
     return [
         Heading(2, "Machines"),
         Para("`mosaic_gpu` is GPU-MMU: 4 KiB pages from one global free list, so the applications' pages interleave "
@@ -214,6 +239,17 @@ def _machines(scale: str) -> list[Block]:
              "coalescing."),
         Table(["machine", "what it is", "preset", "overrides"], rows),
     ]
+
+
+def _tlb_machine(sweep: mg.TlbSweep, base: str, scale: str) -> list[str]:
+    """A row of the machines table for one machine of a TLB-size figure."""
+    key, arrays = next(iter(sweep.override(0).items()))
+    kept = ", ".join(f"{v['entries']} {'base' if a == '4k' else 'large'}-page entries"
+                     for a, v in arrays.items() if a != sweep.array)
+    text = _toml(arrays).replace("entries = 0", "entries = N", 1)
+    sizes = ", ".join(str(n) for n in sweep.sizes(base, scale))
+    return [f"{sweep.prefix(base)}_N", f"{base} with N = {sizes} {sweep.what} ({sweep.figure}; {kept} kept)",
+            f"`{mg.CONFIGS[base][0]}`", f"{base}'s, and `{key} = {text}`"]
 
 
 def _comparable(t: Mapping[str, pd.DataFrame]) -> list[Block]:
@@ -412,25 +448,122 @@ def _fig13(t: Mapping[str, pd.DataFrame]) -> list[Block]:
     ]
 
 
-def _fig14a(t: Mapping[str, pd.DataFrame], scale: str) -> list[Block]:
-    f = t["fig14a"]
+def _tlb_section(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -> list[Block]:
+    """One of Figs. 14a, 14b, 15a, 15b: the paper's finding and ours, the
+    table and the figure."""
+    f, base = t[sweep.key], sweep.preset_entries
     rows = [[c, str(e), g, str(int(r.workloads)), _change(r["mean"]), f"{_change(r['min'])} to {_change(r['max'])}",
              _change(r.mean_own)] for (c, e, g), r in f.iterrows()]
-    smallest = min(mg.L1_ENTRIES[scale])
-    m8, g8 = _get(f, ("mosaic", smallest, "all"), "mean_own"), _get(f, ("gpummu", smallest, "all"), "mean_own")
     return [
-        Heading(2, "Fig. 14a: L1 TLB base-page entries"),
-        Para(f"**Paper:** Mosaic is insensitive to the L1 TLB's base-page entries and loses "
-             f"{paper.FIG14A_MOSAIC_8_LOSS} % with 8 instead of 128; GPU-MMU scales poorly (no number given). "
-             f"**Ours (no paging cost):** with {smallest} entries instead of 128, Mosaic changes by {_change(m8)} "
-             f"and GPU-MMU by {_change(g8)} on average against their own 128-entry runs; Mosaic is "
-             + ("the less sensitive." if abs(m8 - 1) < abs(g8 - 1) else "not the less sensitive.")),
-        Table(["machine", "L1 base entries", "group", "workloads", "over GPU-MMU at 128: mean", "range",
-               "over itself at 128: mean"], rows,
-              caption="Weighted speedup per workload over GPU-MMU's with the preset's 128 entries, summarised."),
-        Figure("figures/fig14a", "Fig. 14a, ours: mean weighted speedup over GPU-MMU's at 128 L1 base-page entries, "
-                                 "all workloads."),
+        Heading(2, f"{sweep.figure}: {sweep.what}"),
+        Para(_TLB_TEXT[sweep.key](t, sweep, scale)),
+        Table(["machine", "entries", "group", "workloads", f"over GPU-MMU at {base}: mean", "range",
+               f"over itself at {base}: mean"], rows,
+              caption=f"Weighted speedup per workload over GPU-MMU's with the preset's {base} {sweep.what}, "
+                      "summarised; no paging cost."),
+        Figure(f"figures/{sweep.key}", f"{sweep.figure}, ours: mean weighted speedup over GPU-MMU's at {base} "
+                                       f"{sweep.what}, all workloads."),
     ]
+
+
+def _fig14a_text(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -> str:
+    f, base = t[sweep.key], sweep.preset_entries
+    smallest = min(sweep.entries[scale])
+    m8, g8 = _get(f, ("mosaic", smallest, "all"), "mean_own"), _get(f, ("gpummu", smallest, "all"), "mean_own")
+    return (f"**Paper:** Mosaic is insensitive to the L1 TLB's base-page entries and loses "
+            f"{paper.FIG14A_MOSAIC_8_LOSS} % with 8 instead of {base}; GPU-MMU scales poorly (no number given). "
+            f"**Ours (no paging cost):** with {smallest} entries instead of {base}, Mosaic changes by {_change(m8)} "
+            f"and GPU-MMU by {_change(g8)} on average against their own {base}-entry runs; Mosaic is "
+            + ("the less sensitive." if abs(m8 - 1) < abs(g8 - 1) else "not the less sensitive."))
+
+
+def _sens(t: Mapping[str, pd.DataFrame], key: str, machine: str) -> pd.Series:
+    """The row of ``tlb_sensitivity`` (an empty one if not run)."""
+    s = t["tlb_sensitivity"]
+    return s.loc[(key, machine)] if (key, machine) in s.index else pd.Series(dtype=float)
+
+
+def _sensitive(r: pd.Series) -> bool:
+    """A change whose 95 % interval over the workloads excludes none."""
+    return not r.empty and not within(float(r["own_lo"]), float(r["own_hi"]), 1.0)
+
+
+def _moves(r: pd.Series, base: int) -> str:
+    """How a machine's weighted speedup moves at the sweep's smallest size,
+    against its own at the preset's ``base``, with the evidence."""
+    if r.empty:
+        return "was not run"
+    if int(r["unchanged"]) == int(r["workloads"]):
+        return f"does not change at all (all {int(r['workloads'])} workloads run exactly as at {base})"
+    return (f"changes by {_change(r['own'])} (95 % interval over the {int(r['workloads'])} workloads "
+            f"{_change(r['own_lo'])} to {_change(r['own_hi'])}; per workload {_change(r['own_min'])} to "
+            f"{_change(r['own_max'])}): "
+            + ("sensitive" if _sensitive(r) else "noise, the interval includes no change"))
+
+
+def _fig14b_text(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -> str:
+    g, m = _sens(t, sweep.key, "gpummu"), _sens(t, sweep.key, "mosaic")
+    base, n = sweep.preset_entries, min(sweep.entries[scale])
+    both = _sensitive(g) and _sensitive(m)
+    if both:
+        verdict = "Both machines are sensitive, as the paper finds."
+    elif _sensitive(g) or _sensitive(m):
+        one, other = ("GPU-MMU", "Mosaic") if _sensitive(g) else ("Mosaic", "GPU-MMU")
+        verdict = f"{one} is sensitive and {other}'s change is noise; the paper finds both sensitive."
+    else:
+        verdict = "Neither change is more than noise; the paper finds both sensitive."
+    return (f"**Paper:** \"{paper.FIG14B_BOTH_SENSITIVE}\" (§6.3; the text gives no numbers). **Ours (no paging "
+            f"cost):** with {n} L2 TLB base-page entries instead of the preset's {base} (its 16 ways and 256 "
+            f"large-page entries kept), each machine against its own run at {base}: GPU-MMU {_moves(g, base)}; "
+            f"Mosaic {_moves(m, base)}. {verdict}")
+
+
+def _fig15_text(t: Mapping[str, pd.DataFrame], sweep: mg.TlbSweep, scale: str) -> str:
+    g, m = _sens(t, sweep.key, "gpummu"), _sens(t, sweep.key, "mosaic")
+    ref = mg.TLB_SWEEPS[mg.REFERENCE_SWEEP]
+    rm = _sens(t, ref.key, "mosaic")
+    base, n = sweep.preset_entries, min(sweep.entries[scale])
+    text = (f"**Paper:** \"{paper.FIG15_MOSAIC_SENSITIVE}\"; \"{paper.FIG15_GPUMMU_INSENSITIVE}\" (§6.3; the text "
+            f"gives no numbers). **Ours (no paging cost):** with {n} {sweep.what} instead of the preset's {base}, "
+            f"each machine against its own run at {base}: Mosaic {_moves(m, base)}"
+            + ("" if m.empty else f"; its runs there hit a 2 MiB TLB entry {m['l1_2m_hits']:,.0f} times at L1 and "
+                                  f"{m['l2_2m_hits']:,.0f} at L2, against {m['l1_2m_hits_preset']:,.0f} and "
+                                  f"{m['l2_2m_hits_preset']:,.0f} at the preset's sizes") + ". ")
+    if not m.empty and not rm.empty:
+        same = base // n == ref.preset_entries // int(rm["entries"])
+        text += (f"With {int(rm['entries'])} L2 TLB base-page entries instead of {ref.preset_entries} "
+                 f"({ref.figure}, {'the same factor' if same else 'a different factor'}) it changes by "
+                 f"{_change(rm['own'])}{'' if _sensitive(rm) else ' (noise)'}. " + _versus(m) + ". ")
+    if not g.empty:
+        hits = g["l1_2m_hits"] + g["l2_2m_hits"]
+        text += (f"GPU-MMU {_moves(g, base)}{' (the paper: insensitive)' if _sensitive(g) else ''}; its runs at "
+                 f"{int(g['entries'])} hit a 2 MiB TLB entry "
+                 f"{g['l1_2m_hits']:,.0f} times at L1 and {g['l2_2m_hits']:,.0f} at L2 (`gpu.l1_tlb.2m.hits`, "
+                 "`gpu.l2_tlb.2m.hits`): "
+                 + ("it makes no use of the large-page entries, as the paper says." if hits == 0
+                    else "it does use large-page entries, unlike the paper's GPU-MMU."))
+    return text
+
+
+def _versus(r: pd.Series) -> str:
+    """Mosaic with fewer large-page entries against Mosaic with fewer L2
+    base-page entries, per workload: how much further from its own run at
+    the preset's sizes the one lies than the other, and what it says."""
+    d, lo, hi = float(r["vs_ref"]), float(r["vs_ref_lo"]), float(r["vs_ref_hi"])
+    told = (f"Per workload, its change here (either way) minus its change there is {100 * d:+.1f} points on average "
+            f"(95 % interval {100 * lo:+.1f} to {100 * hi:+.1f})")
+    if math.isnan(d) or within(lo, hi, 0.0):
+        return (f"{told}: noise, so Mosaic is not shown less sensitive to these large-page entries than to the L2 "
+                "base-page ones")
+    if hi < 0:
+        return (f"{told}: Mosaic is less sensitive to these large-page entries than to the L2 base-page ones, as the "
+                "paper finds")
+    return (f"{told}: Mosaic is more sensitive to these large-page entries than to the L2 base-page ones, unlike the "
+            "paper")
+
+
+_TLB_TEXT: dict[str, Callable[[Mapping[str, pd.DataFrame], mg.TlbSweep, str], str]] = {
+    "fig14a": _fig14a_text, "fig14b": _fig14b_text, "fig15a": _fig15_text, "fig15b": _fig15_text}
 
 
 def _coalescing(t: Mapping[str, pd.DataFrame]) -> list[Block]:
@@ -598,7 +731,9 @@ def _differences() -> list[Block]:
             "runs without paging cost are shown as the comparable ones.",
             "Page table: 4 levels of 9 bits; Mosaic's large pages are marked in the level-2 entry and read at the "
             "same walk length.",
-            "Not run: Fig. 14b and Fig. 15 (L2 TLB base entries, large-page entries).",
+            "Figs. 14 and 15 run a few sizes below the preset's (Table 1's) for each array, not a whole range; "
+            "the 16-way L2 base-page array needs a power-of-two number of sets, so its sizes are multiples of 16 "
+            "that halve.",
         ]),
     ]
 
@@ -619,7 +754,7 @@ def build(tables: Mapping[str, pd.DataFrame], ctx: Mapping[str, Any]) -> list[Bl
         + _fig11(tables)
         + _fig12(tables)
         + _fig13(tables)
-        + _fig14a(tables, scale)
+        + [b for sweep in mg.TLB_SWEEPS.values() for b in _tlb_section(tables, sweep, scale)]
         + _coalescing(tables)
         + _seeds(tables)
         + _compaction(tables)
@@ -698,20 +833,25 @@ def fig13_bars(f: pd.DataFrame, out_dir: Path) -> list[Path]:
     return save(fig, out_dir, "fig13")
 
 
-def fig14a_lines(f: pd.DataFrame, out_dir: Path) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    for c, color, lbl in (("gpummu", "#4C72B0", "GPU-MMU"), ("mosaic", "#55A868", "Mosaic")):
-        if c not in f.index.get_level_values(0):
-            continue
-        d = f.xs((c, "all"), level=("config", "group")).sort_index(ascending=False)
-        ax.plot([str(e) for e in d.index], d["mean"].to_numpy(dtype=float), marker="o", color=color, label=lbl)
-    ax.axhline(1.0, color="#222222", lw=0.8)
-    ax.set_xlabel("L1 TLB base-page entries per SM")
-    ax.set_ylabel("weighted speedup / GPU-MMU at 128")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return save(fig, out_dir, "fig14a")
+def _tlb_lines(sweep: mg.TlbSweep) -> Callable[[pd.DataFrame, Path], list[Path]]:
+    """The line plot of one of Figs. 14a, 14b, 15a, 15b: each machine's mean
+    over GPU-MMU at the preset's size, by entries (largest first)."""
+    def draw(f: pd.DataFrame, out_dir: Path) -> list[Path]:
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        for c, color, lbl in (("gpummu", "#4C72B0", "GPU-MMU"), ("mosaic", "#55A868", "Mosaic")):
+            if c not in f.index.get_level_values(0):
+                continue
+            d = f.xs((c, "all"), level=("config", "group")).sort_index(ascending=False)
+            ax.plot([str(e) for e in d.index], d["mean"].to_numpy(dtype=float), marker="o", color=color, label=lbl)
+        ax.axhline(1.0, color="#222222", lw=0.8)
+        ax.set_xlabel(sweep.what)
+        ax.set_ylabel(f"weighted speedup / GPU-MMU at {sweep.preset_entries}")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return save(fig, out_dir, sweep.key)
+
+    return draw
 
 
 def fig16_lines(f: pd.DataFrame, out_dir: Path) -> list[Path]:
@@ -738,5 +878,5 @@ def fig16_lines(f: pd.DataFrame, out_dir: Path) -> list[Path]:
 
 #: name → (draw, table key), for :func:`tessera.report.mosaic_run.write_report`.
 FIGURES = {"fig8": (_fig89_bars("fig8", "homogeneous"), "fig8"), "fig9": (_fig89_bars("fig9", "heterogeneous"), "fig9"),
-           "fig11": (fig11_curve, "fig11"), "fig13": (fig13_bars, "fig13"), "fig14a": (fig14a_lines, "fig14a"),
-           "fig16": (fig16_lines, "fig16")}
+           "fig11": (fig11_curve, "fig11"), "fig13": (fig13_bars, "fig13"),
+           **{k: (_tlb_lines(sweep), k) for k, sweep in mg.TLB_SWEEPS.items()}, "fig16": (fig16_lines, "fig16")}

@@ -29,6 +29,9 @@ __all__ = [
     "FIG13_MOSAIC_MISS_BELOW",
     "FIG14A_MOSAIC_8_LOSS",
     "FIG14A_ENTRIES",
+    "FIG14B_BOTH_SENSITIVE",
+    "FIG15_MOSAIC_SENSITIVE",
+    "FIG15_GPUMMU_INSENSITIVE",
 ]
 
 CITATION = (
@@ -108,6 +111,14 @@ FIG13_MOSAIC_MISS_BELOW = 1.0
 #: 128 loses 7.6 % on average; GPU-MMU "scales poorly" (no number given).
 FIG14A_MOSAIC_8_LOSS = 7.6
 FIG14A_ENTRIES = (128, 64, 32, 16, 8)
+#: §6.3, Figs. 14b and 15: the text gives no numbers, only these findings
+#: (quoted as the report prints them).
+FIG14B_BOTH_SENSITIVE = ("the performance of both GPU-MMU and Mosaic is sensitive to the number of L2 TLB base page "
+                         "entries")
+FIG15_MOSAIC_SENSITIVE = ("for both the L1 and L2 TLBs, Mosaic is sensitive to the number of large page entries "
+                          "... not as high as Mosaic's sensitivity to L2 TLB base page entries")
+FIG15_GPUMMU_INSENSITIVE = ("GPU-MMU is insensitive to the large page entry count ... makes no use of the large page "
+                            "entries")
 #: §6.4, Table 2: memory bloat of Mosaic with CAC over a 4 KiB-only manager at
 #: fragmentation index 100 %, by large-page-frame occupancy (%).
 TABLE2_BLOAT = {0.01: 10.66, 0.10: 7.56, 0.25: 7.20, 0.35: 5.22, 0.50: 3.37, 0.75: 2.22}
