@@ -105,3 +105,16 @@ def test_freeing_a_buffer_between_kernels_compacts_its_coalesced_regions_at_deal
         tessera.simulate_gpu("mosaic_gpu_mosaic", [app], overrides=["os.cac={ trigger = \"deallocation\", threshold = 600 }"])
     with pytest.raises(tessera.ConfigError, match="no buffer \"input\""):
         tessera.simulate_gpu("mosaic_gpu_mosaic", [{"kernel": "scan", "params": {"free": "input@1"}}])
+
+
+def test_mosaic_over_64k_pages_coalesces_the_same_regions_with_fewer_walks():
+    app = {"kernel": "srad", "params": {"n": "768"}}
+    over = ["gpu.sms=4", "gpu.paging=\"resident\""]
+    small = tessera.simulate_gpu("mosaic_gpu_mosaic", [app], overrides=over, seed=1).counters
+    big = tessera.simulate_gpu("mosaic_gpu_mosaic_64k", [app], overrides=over, seed=1).counters
+    assert big["os.coalescer.coalesced"] == small["os.coalescer.coalesced"] > 0
+    assert big["os.pages_64k"] > 0 and big["os.pages_4k"] == 0
+    assert big["gpu.walker.walks"] < small["gpu.walker.walks"]
+    assert big["gpu.apps.0.warp_instructions"] == small["gpu.apps.0.warp_instructions"]
+    with pytest.raises(tessera.ConfigError, match="physmem.page_size.base"):
+        tessera.simulate_gpu("mosaic_gpu_mosaic", [app], overrides=['physmem.page_size={ kind = "in_place", base = "64k" }'])
