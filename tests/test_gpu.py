@@ -110,7 +110,10 @@ def test_cli_lists_writes_and_summarises(tmp_path: Path, capsys):
     assert main(["gpu", "kernels", "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)) == KERNELS
     assert main(["gpu", "kernels", "hotspot"]) == 0
-    assert "steps" in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "steps" in listed and "free=BUFFER@LAUNCH" in listed
+    assert main(["gpu", "info", "scan", "--param", "n=4096"]) == 0
+    assert "in 16 KiB, out 16 KiB" in capsys.readouterr().out.replace("\n", " ")
     assert main(["gpu", "trace", "reduction", "--param", "n=4096", "-o", str(tmp_path / "r")]) == 0
     assert "kernels" in capsys.readouterr().out
     assert (tmp_path / "r" / "kernelslist.g").exists()

@@ -60,7 +60,12 @@ def _kernels(args: argparse.Namespace, out: Console) -> int:
     from tessera import api
     from tessera.cli import print_listing
 
-    return print_listing(api.gpu_kernels(), args.name, args.json, out, kind="GPU kernel", size="allocates")
+    rc = print_listing(api.gpu_kernels(), args.name, args.json, out, kind="GPU kernel", size="allocates")
+    if not args.json:
+        # Not a parameter of any one kernel: the wrapper every built-in kernel goes through takes it.
+        out.print("Every kernel also takes free=BUFFER@LAUNCH,... (LAUNCH a number from 1 or end; BUFFER a name "
+                  "`tessera gpu info KERNEL` lists, or *): the buffers it frees between launches.")
+    return rc
 
 
 def _trace(args: argparse.Namespace, out: Console) -> int:
