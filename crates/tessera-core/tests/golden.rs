@@ -87,28 +87,37 @@ fn gpu_presets_on_two_kernels_match_their_snapshots() {
 #[test]
 fn mosaic_on_two_kernels_matches_its_snapshots() {
     use tessera_core::machine::gpu::{run_apps, GpuApp};
-    // Mosaic as its preset says, and under the stress test with compaction.
-    let cases: [(&str, &[&str]); 2] = [
-        ("mosaic", &["gpu.sms=4", "gpu.paging=\"resident\""]),
-        (
-            "mosaic_cac",
-            &[
-                "gpu.sms=4",
-                "gpu.paging=\"resident\"",
-                "physmem.capacity=\"256MiB\"",
-                "physmem.fragmentation=1.0",
-                "physmem.fragmentation_occupancy=0.5",
-                "os.cac={ copy = \"bulk\" }",
-            ],
-        ),
+    // Mosaic as its preset says, under the stress test with compaction, over
+    // 64 KiB base pages, and with buffers freed (compaction at deallocation).
+    let stress: &[&str] = &[
+        "gpu.sms=4",
+        "gpu.paging=\"resident\"",
+        "physmem.capacity=\"256MiB\"",
+        "physmem.fragmentation=1.0",
+        "physmem.fragmentation_occupancy=0.5",
+        "os.cac={ copy = \"bulk\" }",
     ];
-    for (name, over) in cases {
+    let resident: &[&str] = &["gpu.sms=4", "gpu.paging=\"resident\""];
+    let dealloc: &[&str] = &["gpu.sms=4", "gpu.paging=\"resident\"", "os.cac={ trigger = \"deallocation\", copy = \"bulk\" }"];
+    let cases: [(&str, &str, &[&str], [&str; 2]); 4] = [
+        ("mosaic", "mosaic_gpu_mosaic", resident, ["", ""]),
+        ("mosaic_cac", "mosaic_gpu_mosaic", stress, ["", ""]),
+        ("mosaic_64k", "mosaic_gpu_mosaic_64k", resident, ["", ""]),
+        ("mosaic_dealloc", "mosaic_gpu_mosaic", dealloc, ["*@end", "val@1"]),
+    ];
+    for (name, preset, over, frees) in cases {
         let o: Vec<String> = over.iter().map(|s| s.to_string()).collect();
-        let spec = load(&ConfigSource::Preset("mosaic_gpu_mosaic".into()), &o).unwrap();
-        let params = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+        let spec = load(&ConfigSource::Preset(preset.into()), &o).unwrap();
+        let params = |k: &str, v: &str, free: &str| {
+            let mut p: std::collections::BTreeMap<String, String> = [(k.to_string(), v.to_string())].into_iter().collect();
+            if !free.is_empty() {
+                p.insert("free".into(), free.into());
+            }
+            p
+        };
         let apps = vec![
-            GpuApp::builtin("gups", &params("table", "4MiB"), 42).unwrap(),
-            GpuApp::builtin("spmv_csr", &params("scale", "9"), 42).unwrap(),
+            GpuApp::builtin("gups", &params("table", "4MiB", frees[0]), 42).unwrap(),
+            GpuApp::builtin("spmv_csr", &params("scale", "9", frees[1]), 42).unwrap(),
         ];
         let stats = run_apps(&spec, apps, 42).unwrap().stats();
         assert!(stats.get("os.coalescer.coalesced") > 0, "{name}: the snapshot should cover coalesced pages");
