@@ -385,6 +385,17 @@ family! {
     }
 }
 
+family! {
+    /// Prefetcher of the unified-memory fault path (`gpu.paging.prefetch`).
+    family crate::machine::gpu::paging::prefetch::Prefetcher => AnyPagePrefetcher, ctx crate::machine::gpu::paging::prefetch::PrefetchCtx, key "prefetch" {
+        "none" => None_(crate::machine::gpu::paging::prefetch::none::NoPrefetch),
+    }
+    methods {
+        mut fn prefetch(block: &crate::machine::gpu::paging::prefetch::Block, out: &mut crate::machine::gpu::paging::prefetch::Bits);
+    }
+}
+
+
 /// Every family with its config key and its mechanisms' summaries.
 pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
     vec![
@@ -397,6 +408,7 @@ pub fn families() -> Vec<(&'static str, &'static [(&'static str, &'static str)])
         (AnyEviction::KEY, AnyEviction::SUMMARIES),
         (AnyTlbOrganisation::KEY, AnyTlbOrganisation::SUMMARIES),
         (AnyFaultPath::KEY, AnyFaultPath::SUMMARIES),
+        (AnyPagePrefetcher::KEY, AnyPagePrefetcher::SUMMARIES),
     ]
 }
 

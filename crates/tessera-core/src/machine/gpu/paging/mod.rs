@@ -18,6 +18,7 @@
 //! path: the machine coalesces them.
 
 pub mod demand;
+pub mod prefetch;
 pub mod resident;
 
 use crate::addr::{Asid, PageSize};
