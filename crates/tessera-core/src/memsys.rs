@@ -154,6 +154,27 @@ impl MemorySystem {
         self.os.free(vas, asid, &mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)
     }
 
+    /// Evict the OS's eviction victim now; the cycles the OS charged, or
+    /// `None` when nothing is resident or there is no swap device.
+    pub fn evict_victim(&mut self, tlbs: &mut impl Shootdown) -> Result<Option<u64>> {
+        self.os.evict_victim(&mut self.pt, &mut self.mem, &mut self.caches, &mut self.walker, tlbs)
+    }
+
+    /// Frames of the data pages mapped (with a swap device; see [`Os::resident_frames`]).
+    pub fn resident_frames(&self) -> Option<u64> {
+        self.os.resident_frames()
+    }
+
+    /// Log every page evicted from now on, for [`Self::take_evicted`].
+    pub fn log_evictions(&mut self) {
+        self.os.log_evictions();
+    }
+
+    /// The pages evicted since the last call, appended to `out`.
+    pub fn take_evicted(&mut self, out: &mut Vec<crate::os::Evicted>) {
+        self.os.take_evicted(out);
+    }
+
     /// Cycles of compaction since the last call: the machine stalls for them.
     pub fn take_stall(&mut self) -> u64 {
         self.os.take_stall()

@@ -375,12 +375,15 @@ family! {
     family crate::machine::gpu::paging::FaultPath => AnyFaultPath, ctx crate::machine::gpu::paging::PagingCtx, key "paging" {
         "demand" => Demand(crate::machine::gpu::paging::demand::Demand),
         "resident" => Resident(crate::machine::gpu::paging::resident::Resident),
+        "uvm" => Uvm(crate::machine::gpu::paging::uvm::Uvm),
     }
     methods {
         ref fn premaps() -> bool;
+        ref fn unit() -> Option<crate::addr::PageSize>;
+        ref fn memory() -> f64;
         mut fn raise(fault: crate::machine::gpu::paging::FarFault, now: u64) -> Option<u64>;
         ref fn next_poll() -> Option<u64>;
-        mut fn poll(now: u64, done: &mut Vec<crate::machine::gpu::paging::FarFault>);
+        mut fn poll(now: u64, host: &mut dyn crate::machine::gpu::paging::PagingHost, done: &mut Vec<crate::machine::gpu::paging::FarFault>) -> crate::error::Result<()>;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

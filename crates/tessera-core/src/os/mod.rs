@@ -81,6 +81,19 @@ struct Pressure {
     swap: SwapDevice,
     shootdown_cycles: u64,
     stats: PressureStats,
+    /// Frames of the data pages mapped (page-table nodes not counted), for
+    /// a machine that bounds them itself (the GPU's unified memory).
+    resident_frames: u64,
+    /// The pages evicted, for a machine that follows them (`log_evictions`).
+    log: Option<Vec<Evicted>>,
+}
+
+/// A page the OS evicted: (application, first byte, size).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Evicted {
+    pub asid: Asid,
+    pub va: u64,
+    pub size: PageSize,
 }
 
 /// The OS of one machine.
@@ -133,6 +146,8 @@ impl Os {
                     swap: SwapDevice::new(swap, spec.timing.frequency_ghz)?,
                     shootdown_cycles: spec.os.shootdown_cycles,
                     stats: PressureStats::default(),
+                    resident_frames: 0,
+                    log: None,
                 })
             }
             _ => None,
@@ -220,6 +235,7 @@ impl Os {
                 cycles += p.swap.read(key).unwrap_or(0);
                 pt.map(mem, asid, va, size, pfn)?;
                 p.eviction.on_map(pfn.0);
+                p.resident_frames += 1 << size.order();
                 self.pages[size.index()] += 1;
                 return Ok(cycles);
             }
@@ -267,6 +283,7 @@ impl Os {
             pt.map(mem, asid, va, size, pfn)?;
             if let Some(p) = &mut self.pressure {
                 p.eviction.on_map(pfn.0);
+                p.resident_frames += 1 << size.order();
             }
             self.pages[size.index()] += 1;
             return Ok(cycles);
@@ -337,6 +354,7 @@ impl Os {
             caches.invalidate_range(Pfn(leaf.pfn_base).addr(), leaf.size.bytes());
             if let Some(p) = &mut self.pressure {
                 p.eviction.on_evict(leaf.pfn_base);
+                p.resident_frames -= 1 << leaf.size.order();
             }
             mem.free_page(Pfn(leaf.pfn_base));
             self.pages[leaf.size.index()] -= 1;
@@ -468,9 +486,56 @@ impl Os {
         dirty |= dirty_lines > 0;
         let io = p.swap.page_out(SwapKey::new(req.asid, req.vpn), 1 << req.size.order(), dirty)?;
         p.eviction.on_evict(pfn.0);
+        p.resident_frames -= 1 << req.size.order();
+        if let Some(log) = &mut p.log {
+            log.push(Evicted { asid: req.asid, va, size: req.size });
+        }
         mem.free_page(pfn);
         p.stats.evictions += 1;
         Ok(io + p.shootdown_cycles + splinter)
+    }
+
+    /// Evict the eviction policy's victim now (a machine bounding its
+    /// resident pages itself makes room before it maps). The cycles the OS
+    /// charged, or `None` when nothing is resident or the OS has no swap
+    /// device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn evict_victim(
+        &mut self,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<Option<u64>> {
+        let Some(p) = self.pressure.as_mut() else { return Ok(None) };
+        let victim = {
+            let mut bits = PteAccessedBits { pt, mem, tlbs: Some(&mut *tlbs) };
+            p.eviction.victim(&mut bits)
+        };
+        match victim {
+            Some(v) => self.evict(Pfn(v), pt, mem, caches, walker, tlbs).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Frames of the data pages mapped, when the OS has a swap device.
+    pub fn resident_frames(&self) -> Option<u64> {
+        self.pressure.as_ref().map(|p| p.resident_frames)
+    }
+
+    /// Keep a log of the pages evicted from now on (see [`Self::take_evicted`]).
+    pub fn log_evictions(&mut self) {
+        if let Some(p) = &mut self.pressure {
+            p.log.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// Move the pages evicted since the last call into `out`.
+    pub fn take_evicted(&mut self, out: &mut Vec<Evicted>) {
+        if let Some(log) = self.pressure.as_mut().and_then(|p| p.log.as_mut()) {
+            out.append(log);
+        }
     }
 
     /// Whether pages are coalesced in place (`physmem.page_size = in_place`).

@@ -61,7 +61,7 @@ use rustc_hash::FxHashMap;
 
 use self::events::{Event, EventQueue};
 use self::memory::GpuMemory;
-use self::paging::{FarFault, FaultPath, PagingCtx};
+use self::paging::{FarFault, FaultPath, PagingCtx, PagingHost};
 use self::sm::{Sm, Warp};
 use self::spec::GpuSpec;
 use self::tlbs::{Mshrs, Shootdowns, TlbLevel};
@@ -133,9 +133,140 @@ impl App {
         }
     }
 
+    /// Whether `bytes` at `va` overlap one of the application's buffers not freed.
+    fn live_allocation(&self, va: u64, bytes: u64) -> bool {
+        self.source.allocations().iter().zip(&self.freed).any(|(al, &gone)| !gone && al.base < va + bytes && va < al.base + al.covered())
+    }
+
     fn touched_bytes(&self) -> u64 {
         self.touched.iter().flat_map(|(_, _, b)| b).map(|w| w.count_ones() as u64).sum::<u64>() * 4096
     }
+}
+
+/// A page (or migration unit) whose far fault is being serviced.
+#[derive(Clone, Debug)]
+struct InFlight {
+    /// Cycle it is usable (`u64::MAX` until its path says).
+    ready: u64,
+    /// L2 TLB misses waiting for it (paths with a migration unit).
+    waiters: Vec<u32>,
+}
+
+/// What a fault path that maps pages itself reaches of the machine.
+struct Host<'a> {
+    sys: &'a mut MemorySystem,
+    l1: &'a mut [TlbLevel],
+    l2: &'a mut TlbLevel,
+    log: &'a mut Shootdowns,
+    now: u64,
+    apps: &'a mut [App],
+    in_flight: &'a mut FxHashMap<(Asid, u64), InFlight>,
+    /// Frames of data the GPU's memory holds (`gpu.paging.memory` below 1).
+    capacity: Option<u64>,
+    /// The OS's eviction policy counts uses.
+    touches: bool,
+}
+
+impl Host<'_> {
+    fn resident_frames(&self) -> u64 {
+        self.sys.resident_frames().unwrap_or(0)
+    }
+}
+
+impl PagingHost for Host<'_> {
+    fn migrate(&mut self, asid: Asid, va: u64, bytes: u64, evicted: &mut Vec<crate::os::Evicted>) -> Result<u64> {
+        let a = asid as usize - 1;
+        let inside = |p: u64| self.apps[a].live_allocation(p, 4096);
+        let mut pages: Vec<u64> = (0..bytes / 4096).map(|i| va + i * 4096).filter(|&p| inside(p)).collect();
+        if pages.is_empty() {
+            pages.extend((0..bytes / 4096).map(|i| va + i * 4096));
+        }
+        let need = pages.iter().filter(|&&p| self.sys.peek(p, asid).is_none()).count() as u64;
+        if let Some(cap) = self.capacity {
+            while self.resident_frames() + need > cap {
+                let mut tlbs = GpuTlbs { l1: self.l1, l2: self.l2, log: self.log, now: self.now };
+                if self.sys.evict_victim(&mut tlbs)?.is_none() {
+                    break;
+                }
+            }
+        }
+        let mut mapped = 0;
+        for p in pages {
+            if self.sys.peek(p, asid).is_some() {
+                continue;
+            }
+            let mut tlbs = GpuTlbs { l1: self.l1, l2: self.l2, log: self.log, now: self.now };
+            self.sys.service_fault(p, asid, &mut tlbs)?;
+            let (_, size) = self.sys.peek(p, asid).expect("the OS just mapped it");
+            self.apps[a].mapped[size.index()] += 1;
+            mapped += size.bytes();
+        }
+        self.in_flight.entry((asid, va)).or_insert(InFlight { ready: u64::MAX, waiters: Vec::new() });
+        self.sys.take_evicted(evicted);
+        Ok(mapped)
+    }
+
+    fn arrived(&mut self, asid: Asid, va: u64, bytes: u64) {
+        if !self.touches {
+            return;
+        }
+        let mut p = va;
+        while p < va + bytes {
+            let Some((pfn, size)) = self.sys.peek(p, asid) else {
+                p += 4096;
+                continue;
+            };
+            let page = p & !(size.bytes() - 1);
+            // `peek` gives the frame of `p`; the policy knows a page by its first frame.
+            let first = pfn - ((p - page) >> 12);
+            let mut tlbs = GpuTlbs { l1: self.l1, l2: self.l2, log: self.log, now: self.now };
+            self.sys.touched(first, &mut tlbs);
+            p = page + size.bytes();
+        }
+    }
+
+    fn evict_one(&mut self, evicted: &mut Vec<crate::os::Evicted>) -> Result<()> {
+        // A memory of one unit holds only the unit that just arrived, whose
+        // accesses have not walked again yet: evicting it would livelock.
+        if self.capacity.is_some_and(|c| self.resident_frames() <= 16.min(c)) {
+            return Ok(());
+        }
+        let mut tlbs = GpuTlbs { l1: self.l1, l2: self.l2, log: self.log, now: self.now };
+        self.sys.evict_victim(&mut tlbs)?;
+        self.sys.take_evicted(evicted);
+        Ok(())
+    }
+
+    fn full(&self, bytes: u64) -> bool {
+        self.capacity.is_some_and(|c| self.resident_frames() + bytes.div_ceil(4096) > c)
+    }
+
+    fn resident(&self, asid: Asid, va: u64) -> bool {
+        self.sys.peek(va, asid).is_some()
+    }
+
+    fn allocated(&self, asid: Asid, va: u64, bytes: u64) -> bool {
+        self.apps[asid as usize - 1].live_allocation(va, bytes)
+    }
+}
+
+/// Bytes of the distinct units of `unit_bytes` the applications' allocations cover.
+fn footprint(apps: &[GpuApp], unit_bytes: u64) -> u64 {
+    let mut total = 0;
+    for a in apps {
+        let mut spans: Vec<(u64, u64)> =
+            a.source.allocations().iter().map(|al| (al.base / unit_bytes, (al.base + al.covered()).div_ceil(unit_bytes))).collect();
+        spans.sort_unstable();
+        let mut end = 0;
+        for (lo, hi) in spans {
+            let lo = lo.max(end);
+            if hi > lo {
+                total += (hi - lo) * unit_bytes;
+            }
+            end = end.max(hi);
+        }
+    }
+    total
 }
 
 /// A thread block resident on an SM.
@@ -190,8 +321,15 @@ pub struct GpuMachine {
     stale_fills: u64,
     started: bool,
     paging: AnyFaultPath,
-    /// Pages whose far fault is being serviced: (asid, first byte) -> cycle usable.
-    in_flight: FxHashMap<(Asid, u64), u64>,
+    /// Pages whose far fault is being serviced, by (asid, first byte): the
+    /// page as mapped, or the path's migration unit.
+    in_flight: FxHashMap<(Asid, u64), InFlight>,
+    /// The fault path's migration unit, when it maps pages itself.
+    unit: Option<PageSize>,
+    /// Frames of data the GPU's memory holds, when smaller than the footprint.
+    capacity: Option<u64>,
+    /// The OS's eviction policy wants a touch per walk that translates.
+    touches: bool,
     poll_at: Option<u64>,
     sms: Vec<Sm>,
     warps: Vec<Warp>,
@@ -260,7 +398,25 @@ impl GpuMachine {
                 "in_place coalescing (physmem.page_size) makes 2 MiB pages, but neither gpu.l1_tlb nor gpu.l2_tlb has a \"2m\" array to hold them",
             ));
         }
-        let paging = AnyFaultPath::build(&gpu.paging, &PagingCtx { clock_ghz: gpu.clock_ghz }, "gpu.paging")?;
+        let paging = AnyFaultPath::build(&gpu.paging, &PagingCtx { clock_ghz: gpu.clock_ghz, seed: crate::rng::sub_seed(seed, "gpu.paging") }, "gpu.paging")?;
+        let unit = paging.unit();
+        let capacity = if paging.memory() < 1.0 {
+            if spec.os.swap.is_none() {
+                return Err(Error::config(
+                    "gpu.paging.memory",
+                    "a GPU memory smaller than the footprint evicts pages to the host: add os.swap (e.g. { latency_cycles = 0 }; the fault path charges the PCIe transfers) and an os.eviction policy (default \"lru\")",
+                ));
+            }
+            let unit_bytes = unit.map_or(4096, PageSize::bytes);
+            let frames = (footprint(&apps, unit_bytes) as f64 / 4096.0 * paging.memory()).floor() as u64;
+            Some(frames.max(unit_bytes / 4096))
+        } else {
+            None
+        };
+        if unit.is_some() {
+            sys.log_evictions();
+        }
+        let touches = sys.wants_touches();
         let mut sms = Vec::with_capacity(n);
         let mut first = 0;
         let mut app_states = Vec::new();
@@ -319,6 +475,9 @@ impl GpuMachine {
             started: false,
             paging,
             in_flight: FxHashMap::default(),
+            unit,
+            capacity,
+            touches,
             poll_at: None,
             sms,
             warps,
@@ -392,7 +551,8 @@ impl GpuMachine {
                 Event::FaultServiced(m) => {
                     let asid = self.l2_mshrs.get(m).asid;
                     let (page_va, _, size) = self.walkers.waiting(m);
-                    self.in_flight.remove(&(asid, page_va));
+                    let key = self.flight_key(asid, page_va, size);
+                    self.in_flight.remove(&key);
                     if size < PageSize::Size2M {
                         self.sys.page_usable(page_va, asid);
                     }
@@ -407,14 +567,35 @@ impl GpuMachine {
                     self.poll_at = None;
                     let mut done = std::mem::take(&mut self.faults_done);
                     done.clear();
-                    self.paging.poll(t, &mut done);
+                    {
+                        let mut host = Host {
+                            sys: &mut self.sys,
+                            l1: &mut self.l1_tlbs,
+                            l2: &mut self.l2_tlb,
+                            log: &mut self.shootdowns,
+                            now: t,
+                            apps: &mut self.apps,
+                            in_flight: &mut self.in_flight,
+                            capacity: self.capacity,
+                            touches: self.touches,
+                        };
+                        self.paging.poll(t, &mut host, &mut done)?;
+                    }
+                    self.stall_for_compaction(t);
                     for f in &done {
-                        self.in_flight.remove(&(f.asid, f.va));
-                        if f.size < PageSize::Size2M {
+                        let Some(flight) = self.in_flight.remove(&(f.asid, f.va)) else { continue };
+                        if f.size < PageSize::Size2M && self.sys.peek(f.va, f.asid).is_some() {
                             self.sys.page_usable(f.va, f.asid);
                         }
-                        self.walkers.set_state(f.miss, MissState::Queued { since: t });
-                        self.enqueue_walk::<F>(f.miss, t)?;
+                        if self.unit.is_none() {
+                            self.walkers.set_state(f.miss, MissState::Queued { since: t });
+                            self.enqueue_walk::<F>(f.miss, t)?;
+                        }
+                        // Every access waiting for the unit walks again (the replay).
+                        for &m in &flight.waiters {
+                            self.walkers.set_state(m, MissState::Queued { since: t });
+                            self.enqueue_walk::<F>(m, t)?;
+                        }
                     }
                     self.faults_done = done;
                 }
@@ -748,7 +929,7 @@ impl GpuMachine {
         let asid = app.asid;
         if self.gpu.ideal_tlb {
             if let Some((pfn, size)) = self.sys.peek(va, asid) {
-                if !self.in_flight.contains_key(&(asid, va & !(size.bytes() - 1))) {
+                if !self.in_flight.contains_key(&self.flight_key(asid, va, size)) {
                     self.page_ready(w, i, pfn, size, t);
                     return true;
                 }
@@ -889,13 +1070,26 @@ impl GpuMachine {
         match r {
             WalkResult::Translated { pfn_base, size, .. } => {
                 let page = va & !(size.bytes() - 1);
-                match self.in_flight.get(&(asid, page)) {
-                    // Mapped, but its far fault is still being serviced.
-                    Some(&ready) if ready > t => {
-                        self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
-                        self.events.at(ready, Event::Deliver(m));
+                let key = self.flight_key(asid, va, size);
+                match self.in_flight.get_mut(&key) {
+                    // Mapped, but migrating: wait for the path to say it is usable.
+                    Some(f) if f.ready == u64::MAX => {
+                        f.waiters.push(m);
+                        self.walkers.set_state(m, MissState::Waiting { page_va: key.1, pfn_base, size, faulted: true });
+                        self.walkers.set_faulted(m);
                     }
-                    _ => self.translated(m, pfn_base, size, t),
+                    // Mapped, but its far fault is still being serviced.
+                    Some(f) if f.ready > t => {
+                        self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
+                        self.events.at(f.ready, Event::Deliver(m));
+                    }
+                    _ => {
+                        if self.touches {
+                            let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
+                            self.sys.touched(pfn_base, &mut tlbs);
+                        }
+                        self.translated(m, pfn_base, size, t)
+                    }
                 }
                 Ok(())
             }
@@ -911,6 +1105,24 @@ impl GpuMachine {
                         ),
                     });
                 }
+                if let Some(unit) = self.unit {
+                    // The path maps the unit when its migration begins: wait for it.
+                    let key = (asid, va & !(unit.bytes() - 1));
+                    self.walkers.set_state(m, MissState::Waiting { page_va: key.1, pfn_base: 0, size: unit, faulted: true });
+                    self.walkers.set_faulted(m);
+                    match self.in_flight.get_mut(&key) {
+                        Some(f) => f.waiters.push(m),
+                        None => {
+                            self.walkers.stats.faults += 1;
+                            self.in_flight.insert(key, InFlight { ready: u64::MAX, waiters: vec![m] });
+                            let fault = FarFault { asid, va: key.1, size: unit, miss: m };
+                            if let Some(ready) = self.paging.raise(fault, t) {
+                                unreachable!("a path that maps pages itself answers through poll, not at {ready}");
+                            }
+                        }
+                    }
+                    return Ok(());
+                }
                 let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
                 self.sys.service_fault(va, asid, &mut tlbs)?;
                 self.stall_for_compaction(t);
@@ -924,16 +1136,24 @@ impl GpuMachine {
                         let fault = FarFault { asid, va: page, size, miss: m };
                 match self.paging.raise(fault, t) {
                     Some(ready) => {
-                        self.in_flight.insert((asid, page), ready);
+                        self.in_flight.insert((asid, page), InFlight { ready, waiters: Vec::new() });
                         self.events.at(ready, Event::FaultServiced(m));
                     }
                     None => {
-                        self.in_flight.insert((asid, page), u64::MAX);
+                        // Handed back through poll, which replays `m` itself.
+                        self.in_flight.insert((asid, page), InFlight { ready: u64::MAX, waiters: Vec::new() });
                     }
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The key of the page at `va` (mapped at `size`) in the in-flight map.
+    #[inline]
+    fn flight_key(&self, asid: Asid, va: u64, size: PageSize) -> (Asid, u64) {
+        let bytes = self.unit.map_or(size.bytes(), PageSize::bytes);
+        (asid, va & !(bytes - 1))
     }
 
     /// L2 miss `m` has its translation at `t`: fill the L2 TLB and answer
@@ -1211,3 +1431,5 @@ pub fn run_apps(spec: &Spec, apps: Vec<GpuApp>, seed: u64) -> Result<GpuMachine>
 mod mosaic_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod uvm_tests;

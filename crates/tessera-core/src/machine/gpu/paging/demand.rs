@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FarFault, FaultPath, PagingCtx};
+use super::{FarFault, FaultPath, PagingCtx, PagingHost};
 use crate::addr::PageSize;
 use crate::error::{Error, Result};
 use crate::registry::Mechanism;
@@ -135,11 +135,21 @@ impl FaultPath for Demand {
         Some(start + self.latency[i])
     }
 
+    fn unit(&self) -> Option<PageSize> {
+        None
+    }
+
+    fn memory(&self) -> f64 {
+        1.0
+    }
+
     fn next_poll(&self) -> Option<u64> {
         None
     }
 
-    fn poll(&mut self, _: u64, _: &mut Vec<FarFault>) {}
+    fn poll(&mut self, _: u64, _: &mut dyn PagingHost, _: &mut Vec<FarFault>) -> Result<()> {
+        Ok(())
+    }
 
     fn visit_stats(&self, v: &mut dyn StatVisitor) {
         crate::stats::StatGroup::visit(&self.stats, v);
@@ -156,7 +166,7 @@ mod tests {
 
     #[test]
     fn serialised_faults_complete_one_latency_after_another() {
-        let ctx = PagingCtx { clock_ghz: 1.0 };
+        let ctx = PagingCtx::at(1.0);
         let mut d = Demand::build(&Config::default(), &ctx).unwrap();
         assert_eq!(d.raise(fault(PageSize::Size4K), 0), Some(55_000));
         assert_eq!(d.raise(fault(PageSize::Size4K), 10), Some(110_000));
@@ -166,7 +176,7 @@ mod tests {
 
     #[test]
     fn unserialised_faults_overlap_their_handling() {
-        let ctx = PagingCtx { clock_ghz: 1.0 };
+        let ctx = PagingCtx::at(1.0);
         let cfg = Config { serialise: false, ..Config::default() };
         let mut d = Demand::build(&cfg, &ctx).unwrap();
         assert_eq!(d.raise(fault(PageSize::Size4K), 0), Some(55_000));
@@ -176,7 +186,7 @@ mod tests {
 
     #[test]
     fn bad_latencies_name_their_key() {
-        let ctx = PagingCtx { clock_ghz: 1.0 };
+        let ctx = PagingCtx::at(1.0);
         let e = Demand::build(&Config { latency_2m_us: -1.0, ..Config::default() }, &ctx).unwrap_err().to_string();
         assert!(e.contains("gpu.paging.latency_2m_us"), "{e}");
     }

@@ -5,7 +5,10 @@
 //! - `demand`: a far fault per page on first touch, serviced one at a time
 //!   over PCIe (the Mosaic paper's demand paging, §3.2 and §5);
 //! - `resident`: every allocation is mapped before the first kernel; a page
-//!   outside every allocation is mapped at no cost.
+//!   outside every allocation is mapped at no cost;
+//! - `uvm`: unified memory with a fault buffer and batches, prefetching
+//!   ([`prefetch`]) and eviction under oversubscription (the batch-aware
+//!   paper's baseline, and its unobtrusive eviction).
 //!
 //! ## The seam
 //! The machine maps the page at once (the OS's choice of frame and size is
@@ -20,6 +23,7 @@
 pub mod demand;
 pub mod prefetch;
 pub mod resident;
+pub mod uvm;
 
 use crate::addr::{Asid, PageSize};
 
@@ -38,24 +42,59 @@ pub struct FarFault {
 pub struct PagingCtx {
     /// Core clock, for microsecond settings.
     pub clock_ghz: f64,
+    /// Sub-seed for paths that draw random numbers.
+    pub seed: u64,
 }
 
 impl PagingCtx {
+    /// A context at `clock_ghz` with seed 0 (tests).
+    pub fn at(clock_ghz: f64) -> PagingCtx {
+        PagingCtx { clock_ghz, seed: 0 }
+    }
+
     pub fn cycles_of_us(&self, us: f64) -> u64 {
         (us * 1000.0 * self.clock_ghz).round() as u64
     }
+}
+
+/// What a path that maps pages itself asks of the machine.
+pub trait PagingHost {
+    /// Map the unit of `bytes` at `va` in `asid` now (each of its pages
+    /// inside an allocation; all of them if none is), first evicting pages
+    /// while the GPU's memory has no room for it; pages the OS evicted are
+    /// appended to `evicted`. Accesses to the unit wait until the path
+    /// reports it done. Returns the bytes newly mapped.
+    fn migrate(&mut self, asid: Asid, va: u64, bytes: u64, evicted: &mut Vec<crate::os::Evicted>) -> crate::error::Result<u64>;
+    /// The unit's transfer ended: its waiting accesses are about to use it,
+    /// so an eviction policy driven by use counts it used now (MacSim puts a
+    /// page at the head of its LRU list when it is mapped, at its arrival).
+    fn arrived(&mut self, asid: Asid, va: u64, bytes: u64);
+    /// Evict one page now (the eviction policy's victim), appended to `evicted`.
+    fn evict_one(&mut self, evicted: &mut Vec<crate::os::Evicted>) -> crate::error::Result<()>;
+    /// Whether mapping `bytes` more would need an eviction.
+    fn full(&self, bytes: u64) -> bool;
+    /// Whether the page at `va` of `asid` is mapped (resident or migrating).
+    fn resident(&self, asid: Asid, va: u64) -> bool;
+    /// Whether `bytes` at `va` of `asid` overlap one of its live allocations.
+    fn allocated(&self, asid: Asid, va: u64, bytes: u64) -> bool;
 }
 
 /// A member of the fault-path family.
 pub trait FaultPath {
     /// Whether every allocation is mapped before the first kernel.
     fn premaps(&self) -> bool;
+    /// The migration unit of a path that maps pages itself (see the module
+    /// docs); `None` when the machine maps at the fault.
+    fn unit(&self) -> Option<PageSize>;
+    /// GPU memory as a share of the applications' footprint (1: all fits).
+    fn memory(&self) -> f64;
     /// A far fault raised at cycle `now`: the cycle its page is usable, or
     /// `None` if the path will hand it back through [`FaultPath::poll`].
     fn raise(&mut self, fault: FarFault, now: u64) -> Option<u64>;
     /// The next cycle at which the path wants to be polled, if any.
     fn next_poll(&self) -> Option<u64>;
-    /// Faults whose pages are usable at `now`, appended to `done`.
-    fn poll(&mut self, now: u64, done: &mut Vec<FarFault>);
+    /// Faults whose pages are usable at `now`, appended to `done`; a path
+    /// that maps pages itself does it through `host`.
+    fn poll(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> crate::error::Result<()>;
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor);
 }

@@ -6,7 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FarFault, FaultPath, PagingCtx};
+use super::{FarFault, FaultPath, PagingCtx, PagingHost};
+use crate::addr::PageSize;
 use crate::error::Result;
 use crate::registry::Mechanism;
 use crate::stat_group;
@@ -47,11 +48,21 @@ impl FaultPath for Resident {
         Some(now)
     }
 
+    fn unit(&self) -> Option<PageSize> {
+        None
+    }
+
+    fn memory(&self) -> f64 {
+        1.0
+    }
+
     fn next_poll(&self) -> Option<u64> {
         None
     }
 
-    fn poll(&mut self, _: u64, _: &mut Vec<FarFault>) {}
+    fn poll(&mut self, _: u64, _: &mut dyn PagingHost, _: &mut Vec<FarFault>) -> Result<()> {
+        Ok(())
+    }
 
     fn visit_stats(&self, v: &mut dyn StatVisitor) {
         crate::stats::StatGroup::visit(&self.stats, v);

@@ -1,0 +1,554 @@
+//! `uvm`: unified memory with a hardware fault buffer and batch processing,
+//! prefetching, and eviction when the GPU's memory is smaller than the data.
+//!
+//! ## What it models
+//! Kim et al., "Batch-Aware Unified Memory Management in GPUs for Irregular
+//! Workloads" (ASPLOS 2020, doi:10.1145/3373376.3378529), §2.2 and §3, as
+//! its simulator (MacSim's MMU) and NVIDIA's driver run it:
+//! - A walk that finds a page not present writes a fault into the GPU's
+//!   fault buffer (`fault_buffer` entries) and the access waits. Faults are
+//!   coalesced by migration unit (`unit`, 64 KiB: the paper's page): later
+//!   accesses to a unit already faulted wait for it without a new entry.
+//!   When the buffer is full, the fault is *parked*: it is walked again when
+//!   the next batch drains the buffer, and faults then.
+//! - A batch begins when no batch is running and the buffer holds faults:
+//!   it takes every buffered fault (or the oldest `batch_limit`), sorts them
+//!   by address, adds the prefetcher's units ([`super::prefetch`], per 2 MiB
+//!   block), and pays the runtime's handling time (`handling_us`, the
+//!   paper's "GPU runtime fault handling time", from the batch's start to
+//!   its first transfer). Faults raised during a batch wait for the next.
+//! - Then the units migrate in address order over the PCIe link, one after
+//!   another; each unit is usable (its waiting accesses walk again) when its
+//!   transfer ends. The batch ends with its last transfer, and the next one
+//!   begins at once if faults are buffered.
+//! - GPU memory holds `memory` × the applications' footprint (the sum of
+//!   their allocations). When a unit does not fit, the OS's eviction policy
+//!   (`os.eviction`; the paper's is LRU, touched on every walk) evicts pages
+//!   to the host. In the baseline the eviction's GPU-to-host transfer comes
+//!   before the migration that needed the room, on the same timeline (the
+//!   driver evicts, then migrates).
+//! - **Unobtrusive eviction** (`unobtrusive = true`, §4.2): when a batch
+//!   begins with memory full, one unit is evicted at once, so its transfer
+//!   overlaps the handling time; each later eviction is issued when the
+//!   previous migration starts and runs on the other direction of the link,
+//!   so a migration waits only for its own eviction to end.
+//!
+//! ## Choices where the paper is silent (see also docs/uvm.md)
+//! - A unit is mapped when its migration begins (so its frame is taken and
+//!   a victim evicted then), and usable when its transfer ends. Accesses to
+//!   it in between wait for it.
+//! - An access to a unit that a batch is prefetching waits for that
+//!   migration rather than faulting into the next batch.
+//! - A parked fault's second walk costs nothing extra here: it is handed
+//!   back to the machine, which walks it again.
+//! - Handling time is the same for every batch, whatever its size (MacSim's
+//!   `batch_processing_overhead`); the paper measures it between 20 and 50 µs
+//!   on real GPUs and uses 20 µs.
+//! - Each unit is one transfer. `pcie = "constant"` moves `pcie_gbps` GB/s
+//!   per direction; `pcie = "curve"` uses UVM-Smart's size-dependent fit,
+//!   `curve_gbps · (2/π) · atan(curve_b · KiB)` GB/s (12 GB/s and 0.07292
+//!   for a 16 GB/s link). The paper says GPU-to-host is faster without a
+//!   figure: `pcie_d2h_gbps` defaults to the same rate.
+//! - Page lifetime is from a unit's arrival to its eviction; a premature
+//!   eviction is an evicted unit that faults again.
+//!
+//! ## Config
+//! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
+//! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
+//! `handling_us = 20`, `pcie = "constant"`, `pcie_gbps = 15.75`,
+//! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
+//! `memory = 1.0` (GPU memory over footprint, in (0, 1]; below 1 needs
+//! `os.swap`), `unobtrusive = false`, `prefetch = "none"`.
+
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+
+use super::prefetch::{AnyPagePrefetcher, Bits, Block, PrefetchCtx, Prefetcher, BLOCK_BYTES};
+use super::{FarFault, FaultPath, PagingCtx, PagingHost};
+use crate::addr::{Asid, PageSize};
+use crate::error::{Error, Result};
+use crate::os::Evicted;
+use crate::registry::{Mechanism, MechanismSpec};
+use crate::stat_group;
+use crate::stats::StatVisitor;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "d_unit")]
+    pub unit: PageSize,
+    #[serde(default = "d_buffer")]
+    pub fault_buffer: u32,
+    #[serde(default)]
+    pub batch_limit: u32,
+    #[serde(default = "d_handling")]
+    pub handling_us: f64,
+    #[serde(default = "d_pcie")]
+    pub pcie: String,
+    #[serde(default = "d_gbps")]
+    pub pcie_gbps: f64,
+    #[serde(default = "d_gbps")]
+    pub pcie_d2h_gbps: f64,
+    #[serde(default = "d_curve_gbps")]
+    pub curve_gbps: f64,
+    #[serde(default = "d_curve_b")]
+    pub curve_b: f64,
+    #[serde(default = "d_memory")]
+    pub memory: f64,
+    #[serde(default)]
+    pub unobtrusive: bool,
+    #[serde(default = "d_prefetch")]
+    pub prefetch: MechanismSpec,
+}
+fn d_unit() -> PageSize {
+    PageSize::Size64K
+}
+fn d_buffer() -> u32 {
+    1024
+}
+fn d_handling() -> f64 {
+    20.0
+}
+fn d_pcie() -> String {
+    "constant".into()
+}
+fn d_gbps() -> f64 {
+    15.75
+}
+fn d_curve_gbps() -> f64 {
+    12.0
+}
+fn d_curve_b() -> f64 {
+    0.07292
+}
+fn d_memory() -> f64 {
+    1.0
+}
+fn d_prefetch() -> MechanismSpec {
+    MechanismSpec { kind: "none".into(), params: toml::Table::new() }
+}
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            unit: d_unit(),
+            fault_buffer: d_buffer(),
+            batch_limit: 0,
+            handling_us: d_handling(),
+            pcie: d_pcie(),
+            pcie_gbps: d_gbps(),
+            pcie_d2h_gbps: d_gbps(),
+            curve_gbps: d_curve_gbps(),
+            curve_b: d_curve_b(),
+            memory: d_memory(),
+            unobtrusive: false,
+            prefetch: d_prefetch(),
+        }
+    }
+}
+
+stat_group! {
+    pub struct UvmStats {
+        faults: "faults", "faults written into the fault buffer (one per unit; accesses to a unit already faulted wait without one)",
+        parked: "faults", "faults that found the buffer full, walked again when it drained",
+        batches: "batches", "batches processed",
+        batch_faults: "faults", "faults taken by batches",
+        batch_units: "units", "units migrated by batches (faults and prefetches)",
+        prefetched_units: "units", "units migrated because the prefetcher chose them",
+        batch_cycles: "cycles", "cycles from each batch's start to its last transfer's end, summed",
+        handling_cycles: "cycles", "runtime fault handling time of every batch, summed",
+        bytes_to_gpu: "bytes", "bytes migrated from the host",
+        bytes_to_host: "bytes", "bytes evicted to the host",
+        h2d_busy_cycles: "cycles", "cycles the host-to-GPU direction of the link was transferring",
+        d2h_busy_cycles: "cycles", "cycles the GPU-to-host direction of the link was transferring",
+        evictions: "units", "units evicted to make room",
+        preemptive_evictions: "units", "units evicted at a batch's start, during its handling time (unobtrusive eviction)",
+        premature_evictions: "units", "evicted units that faulted again",
+        lifetime_cycles: "cycles", "cycles from each evicted unit's arrival to its eviction, summed",
+        peak_buffer: gauge "faults", "most faults in the fault buffer at once",
+    }
+}
+
+/// Powers of two of the batch-size histogram (`batch_size.le_<2^k>`).
+const HISTOGRAM: usize = 12;
+
+/// One unit a batch migrates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Item {
+    asid: Asid,
+    va: u64,
+    fault: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    /// The runtime handles the batch's faults until the cycle given.
+    Handling(u64),
+    /// Unit `next` of the batch is issued at `at`; the previous migration
+    /// began at `prev_start`.
+    Migrating { next: usize, at: u64, prev_start: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Uvm {
+    unit: PageSize,
+    capacity: usize,
+    batch_limit: usize,
+    handling: u64,
+    /// Transfer cycles of `bytes` per direction.
+    h2d: Link,
+    d2h: Link,
+    unobtrusive: bool,
+    memory: f64,
+    prefetcher: AnyPagePrefetcher,
+    buffer: Vec<FarFault>,
+    parked: Vec<FarFault>,
+    /// Units faulted and not yet migrating (in the buffer or parked), which
+    /// the prefetcher must not pick.
+    waiting: FxHashSet<(Asid, u64)>,
+    phase: Phase,
+    /// The earliest fault raised while no batch ran (`u64::MAX`: none).
+    interrupt_at: u64,
+    batch_start: u64,
+    items: Vec<Item>,
+    /// A preemptive eviction made room for the batch's first unit.
+    preempted: bool,
+    h2d_free: u64,
+    d2h_free: u64,
+    /// Migrations under way, by end cycle (ends grow: the link is serial).
+    completing: VecDeque<(u64, FarFault)>,
+    arrived: FxHashMap<(Asid, u64), u64>,
+    evicted_units: FxHashSet<(Asid, u64)>,
+    evicted: Vec<Evicted>,
+    histogram: [u64; HISTOGRAM + 1],
+    stats: UvmStats,
+}
+
+/// One direction of the PCIe link.
+#[derive(Clone, Debug)]
+struct Link {
+    /// Cycles per byte (constant model) or the curve's parameters.
+    cycles_per_byte: f64,
+    curve: Option<(f64, f64)>,
+    clock_ghz: f64,
+}
+
+impl Link {
+    /// Cycles to move `bytes` in one transfer.
+    fn cycles(&self, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return 0;
+        }
+        match self.curve {
+            None => (bytes as f64 * self.cycles_per_byte).round() as u64,
+            Some((gbps, b)) => {
+                let speed = gbps * 2.0 / std::f64::consts::PI * (b * bytes as f64 / 1024.0).atan();
+                // Bytes over GB/s (2^30 bytes, as UVM-Smart's fit) are seconds; times the clock, cycles.
+                (bytes as f64 / (speed * (1u64 << 30) as f64) * self.clock_ghz * 1e9).round() as u64
+            }
+        }
+    }
+}
+
+fn positive(key: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::config(format!("gpu.paging.{key}"), format!("must be a positive number, not {v}")))
+    }
+}
+
+impl Mechanism for Uvm {
+    const NAME: &'static str = "uvm";
+    const SUMMARY: &'static str = "unified memory: a fault buffer, batches with runtime handling time, prefetching and eviction (batch-aware UVM)";
+    type Config = Config;
+    type Ctx = PagingCtx;
+    fn build(cfg: &Config, ctx: &PagingCtx) -> Result<Self> {
+        if !matches!(cfg.unit, PageSize::Size4K | PageSize::Size64K) {
+            return Err(Error::config_allowed("gpu.paging.unit", format!("a migration unit of {} is not modelled", cfg.unit.name()), &["4k", "64k"]));
+        }
+        if cfg.fault_buffer == 0 {
+            return Err(Error::config("gpu.paging.fault_buffer", "a fault buffer needs at least one entry"));
+        }
+        if !(cfg.memory > 0.0 && cfg.memory <= 1.0) {
+            return Err(Error::config("gpu.paging.memory", format!("GPU memory is a share of the footprint in (0, 1], not {}", cfg.memory)));
+        }
+        if !cfg.handling_us.is_finite() || cfg.handling_us < 0.0 {
+            return Err(Error::config("gpu.paging.handling_us", format!("must be a number of microseconds ≥ 0, not {}", cfg.handling_us)));
+        }
+        for (key, v) in [("pcie_gbps", cfg.pcie_gbps), ("pcie_d2h_gbps", cfg.pcie_d2h_gbps), ("curve_gbps", cfg.curve_gbps), ("curve_b", cfg.curve_b)] {
+            positive(key, v)?;
+        }
+        let link = |gbps: f64| -> Result<Link> {
+            let curve = match cfg.pcie.as_str() {
+                "constant" => None,
+                // The curve is UVM-Smart's fit of one link; the GPU-to-host direction scales it by the rates' ratio.
+                "curve" => Some((cfg.curve_gbps * gbps / cfg.pcie_gbps, cfg.curve_b)),
+                other => return Err(Error::config_allowed("gpu.paging.pcie", format!("unknown PCIe model \"{other}\""), &["constant", "curve"])),
+            };
+            // Bytes over GB/s are nanoseconds; times GHz, cycles.
+            Ok(Link { cycles_per_byte: ctx.clock_ghz / gbps, curve, clock_ghz: ctx.clock_ghz })
+        };
+        let prefetcher = AnyPagePrefetcher::build(
+            &cfg.prefetch,
+            &PrefetchCtx { unit_bytes: cfg.unit.bytes(), seed: crate::rng::sub_seed(ctx.seed, "gpu.paging.prefetch") },
+            "gpu.paging.prefetch",
+        )?;
+        Ok(Uvm {
+            unit: cfg.unit,
+            capacity: cfg.fault_buffer as usize,
+            batch_limit: if cfg.batch_limit == 0 { usize::MAX } else { cfg.batch_limit as usize },
+            handling: ctx.cycles_of_us(cfg.handling_us),
+            h2d: link(cfg.pcie_gbps)?,
+            d2h: link(cfg.pcie_d2h_gbps)?,
+            unobtrusive: cfg.unobtrusive,
+            memory: cfg.memory,
+            prefetcher,
+            buffer: Vec::new(),
+            parked: Vec::new(),
+            waiting: FxHashSet::default(),
+            phase: Phase::Idle,
+            interrupt_at: u64::MAX,
+            batch_start: 0,
+            items: Vec::new(),
+            preempted: false,
+            h2d_free: 0,
+            d2h_free: 0,
+            completing: VecDeque::new(),
+            arrived: FxHashMap::default(),
+            evicted_units: FxHashSet::default(),
+            evicted: Vec::new(),
+            histogram: [0; HISTOGRAM + 1],
+            stats: UvmStats::default(),
+        })
+    }
+}
+
+impl Uvm {
+    fn key(&self, asid: Asid, va: u64) -> (Asid, u64) {
+        (asid, va & !(self.unit.bytes() - 1))
+    }
+
+    /// Follow the units the OS evicted at `now`: their lifetimes, and which may fault again.
+    fn note_evictions(&mut self, now: u64) -> u64 {
+        let mut bytes = 0;
+        for e in std::mem::take(&mut self.evicted) {
+            bytes += e.size.bytes();
+            let key = self.key(e.asid, e.va);
+            if let Some(at) = self.arrived.remove(&key) {
+                self.stats.lifetime_cycles += now.saturating_sub(at);
+                self.stats.evictions += 1;
+                self.evicted_units.insert(key);
+            }
+        }
+        self.stats.bytes_to_host += bytes;
+        bytes
+    }
+
+    /// Begin a batch at `now` with the buffered faults.
+    fn begin(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> Result<()> {
+        let take = self.buffer.len().min(self.batch_limit);
+        let mut faults: Vec<FarFault> = self.buffer.drain(..take).collect();
+        // The buffer drained: parked accesses walk again, and fault into it.
+        let room = self.capacity - self.buffer.len();
+        let n = room.min(self.parked.len());
+        for f in self.parked.drain(..n) {
+            self.waiting.remove(&(f.asid, f.va));
+            done.push(f);
+        }
+        faults.sort_unstable_by_key(|f| (f.asid, f.va));
+        self.items.clear();
+        self.items.extend(faults.iter().map(|f| Item { asid: f.asid, va: f.va, fault: true }));
+        for f in &faults {
+            self.waiting.remove(&(f.asid, f.va));
+        }
+        self.prefetch(&faults, host);
+        self.items.sort_unstable();
+        self.stats.batches += 1;
+        self.stats.batch_faults += faults.len() as u64;
+        self.stats.batch_units += self.items.len() as u64;
+        let k = (usize::BITS - self.items.len().saturating_sub(1).leading_zeros()) as usize;
+        self.histogram[k.min(HISTOGRAM)] += 1;
+        self.batch_start = now;
+        self.stats.handling_cycles += self.handling;
+        self.preempted = false;
+        if self.unobtrusive && host.full(self.unit.bytes()) {
+            // The top half's single eviction, overlapped with the handling time.
+            host.evict_one(&mut self.evicted)?;
+            let bytes = self.note_evictions(now);
+            if bytes > 0 {
+                let start = now.max(self.d2h_free);
+                self.d2h_free = start + self.d2h.cycles(bytes);
+                self.stats.d2h_busy_cycles += self.d2h_free - start;
+                self.stats.preemptive_evictions += 1;
+                self.preempted = true;
+            }
+        }
+        self.phase = Phase::Handling(now + self.handling);
+        Ok(())
+    }
+
+    /// Add the prefetcher's units for each 2 MiB block the faults touch.
+    fn prefetch(&mut self, faults: &[FarFault], host: &mut dyn PagingHost) {
+        let ub = self.unit.bytes();
+        let units = (BLOCK_BYTES / ub) as u32;
+        let mut i = 0;
+        while i < faults.len() {
+            let (asid, base) = (faults[i].asid, faults[i].va & !(BLOCK_BYTES - 1));
+            let mut block = Block { base, unit_bytes: ub, units, resident: Bits::default(), faulted: Bits::default(), allocated: Bits::default() };
+            while i < faults.len() && faults[i].asid == asid && faults[i].va & !(BLOCK_BYTES - 1) == base {
+                block.faulted.set(((faults[i].va - base) / ub) as u32);
+                i += 1;
+            }
+            for u in 0..units {
+                let va = base + u as u64 * ub;
+                if host.resident(asid, va) || self.waiting.contains(&(asid, va)) {
+                    block.resident.set(u);
+                }
+                if host.allocated(asid, va, ub) {
+                    block.allocated.set(u);
+                }
+            }
+            let mut out = Bits::default();
+            self.prefetcher.prefetch(&block, &mut out);
+            let out = out.and_not(&block.resident).and_not(&block.faulted).and(&block.allocated);
+            for u in out.ones().filter(|&u| u < units) {
+                self.items.push(Item { asid, va: base + u as u64 * ub, fault: false });
+                self.stats.prefetched_units += 1;
+            }
+        }
+    }
+
+    /// Issue unit `next` of the batch at `at`.
+    fn issue(&mut self, next: usize, at: u64, prev_start: u64, host: &mut dyn PagingHost) -> Result<()> {
+        let item = self.items[next];
+        let bytes = host.migrate(item.asid, item.va, self.unit.bytes(), &mut self.evicted)?;
+        let ev = self.note_evictions(at);
+        let mut start = at.max(self.h2d_free);
+        if ev > 0 {
+            // Unobtrusive: this unit's eviction was issued when the previous migration began, on the other direction.
+            let ev_start = if self.unobtrusive { prev_start.max(self.d2h_free) } else { start.max(self.d2h_free) };
+            self.d2h_free = ev_start + self.d2h.cycles(ev);
+            self.stats.d2h_busy_cycles += self.d2h_free - ev_start;
+            start = start.max(self.d2h_free);
+        } else if self.preempted && next == 0 {
+            start = start.max(self.d2h_free);
+        }
+        let end = start + self.h2d.cycles(bytes);
+        self.stats.h2d_busy_cycles += end - start;
+        self.stats.bytes_to_gpu += bytes;
+        self.h2d_free = end;
+        self.arrived.insert((item.asid, item.va), end);
+        let fault = FarFault { asid: item.asid, va: item.va, size: self.unit, miss: u32::MAX };
+        self.completing.push_back((end, fault));
+        // The next unit's eviction goes out as this migration starts (unobtrusive), or after it ends.
+        let at = if self.unobtrusive { start } else { end };
+        self.phase = Phase::Migrating { next: next + 1, at, prev_start: start };
+        Ok(())
+    }
+}
+
+impl FaultPath for Uvm {
+    fn premaps(&self) -> bool {
+        false
+    }
+
+    fn unit(&self) -> Option<PageSize> {
+        Some(self.unit)
+    }
+
+    fn memory(&self) -> f64 {
+        self.memory
+    }
+
+    fn raise(&mut self, fault: FarFault, now: u64) -> Option<u64> {
+        let key = self.key(fault.asid, fault.va);
+        let fault = FarFault { va: key.1, size: self.unit, ..fault };
+        if self.evicted_units.remove(&key) {
+            self.stats.premature_evictions += 1;
+        }
+        self.waiting.insert(key);
+        if self.buffer.len() < self.capacity {
+            self.stats.faults += 1;
+            self.buffer.push(fault);
+            self.stats.peak_buffer = self.stats.peak_buffer.max(self.buffer.len() as u64);
+        } else {
+            self.stats.parked += 1;
+            self.parked.push(fault);
+        }
+        if self.phase == Phase::Idle {
+            // The interrupt: with no batch running, one begins now.
+            self.interrupt_at = self.interrupt_at.min(now);
+        }
+        None
+    }
+
+    fn next_poll(&self) -> Option<u64> {
+        let mut next = self.completing.front().map(|&(end, _)| end);
+        let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
+        match self.phase {
+            Phase::Idle if !self.buffer.is_empty() => at(self.interrupt_at),
+            Phase::Idle => {}
+            Phase::Handling(until) => at(until),
+            Phase::Migrating { next: n, at: t, .. } if n < self.items.len() => at(t),
+            Phase::Migrating { .. } => {}
+        }
+        next
+    }
+
+    fn poll(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> Result<()> {
+        loop {
+            while let Some(&(end, f)) = self.completing.front() {
+                if end > now {
+                    break;
+                }
+                self.completing.pop_front();
+                host.arrived(f.asid, f.va, self.unit.bytes());
+                done.push(f);
+            }
+            match self.phase {
+                Phase::Idle => {
+                    if self.buffer.is_empty() {
+                        return Ok(());
+                    }
+                    self.interrupt_at = u64::MAX;
+                    self.begin(now, host, done)?;
+                }
+                Phase::Handling(until) => {
+                    if now < until {
+                        return Ok(());
+                    }
+                    self.phase = Phase::Migrating { next: 0, at: until, prev_start: self.batch_start };
+                }
+                Phase::Migrating { next, at, prev_start } => {
+                    if next == self.items.len() {
+                        if !self.completing.is_empty() {
+                            return Ok(());
+                        }
+                        // The last transfer ended: the batch is over.
+                        self.stats.batch_cycles += now - self.batch_start;
+                        self.phase = Phase::Idle;
+                        continue;
+                    }
+                    if now < at {
+                        return Ok(());
+                    }
+                    self.issue(next, at, prev_start, host)?;
+                }
+            }
+        }
+    }
+
+    fn visit_stats(&self, v: &mut dyn StatVisitor) {
+        crate::stats::StatGroup::visit(&self.stats, v);
+        for (k, &n) in self.histogram.iter().enumerate() {
+            let name = if k == HISTOGRAM { format!("batch_size.gt_{}", 1u64 << (HISTOGRAM - 1)) } else { format!("batch_size.le_{}", 1u64 << k) };
+            v.counter(&name, n, "batches", "batches by units migrated (faults and prefetches), in powers of two");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

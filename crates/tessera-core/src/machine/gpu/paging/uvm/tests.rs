@@ -1,0 +1,305 @@
+//! The batch timeline against hand-computed cases and a reference event model.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use proptest::prelude::*;
+
+use super::*;
+
+const U: u64 = 64 << 10;
+/// 64 KiB at 15.75 GB/s and 1 GHz.
+const T64: u64 = 4161;
+
+/// A GPU memory of `capacity` units, evicting the oldest mapped unit.
+#[derive(Default)]
+struct FakeHost {
+    capacity: usize,
+    resident: VecDeque<(Asid, u64)>,
+    /// Units mapped, in order (a unit may come back after an eviction).
+    mapped: Vec<(Asid, u64)>,
+    /// Allocation per asid: [lo, hi).
+    alloc: BTreeMap<Asid, (u64, u64)>,
+}
+
+impl FakeHost {
+    fn new(capacity: usize) -> FakeHost {
+        FakeHost { capacity, alloc: [(1, (0, 1 << 30))].into(), ..Default::default() }
+    }
+    fn evict(&mut self, evicted: &mut Vec<Evicted>) {
+        if let Some((asid, va)) = self.resident.pop_front() {
+            evicted.push(Evicted { asid, va, size: PageSize::Size64K });
+        }
+    }
+}
+
+impl PagingHost for FakeHost {
+    fn migrate(&mut self, asid: Asid, va: u64, bytes: u64, evicted: &mut Vec<Evicted>) -> Result<u64> {
+        assert_eq!(bytes, U);
+        assert!(!self.resident.contains(&(asid, va)), "unit {va:#x} migrated while resident");
+        while self.resident.len() >= self.capacity {
+            self.evict(evicted);
+        }
+        self.resident.push_back((asid, va));
+        self.mapped.push((asid, va));
+        Ok(bytes)
+    }
+    fn arrived(&mut self, _: Asid, _: u64, _: u64) {}
+    fn evict_one(&mut self, evicted: &mut Vec<Evicted>) -> Result<()> {
+        self.evict(evicted);
+        Ok(())
+    }
+    fn full(&self, _: u64) -> bool {
+        self.resident.len() >= self.capacity
+    }
+    fn resident(&self, asid: Asid, va: u64) -> bool {
+        self.resident.contains(&(asid, va))
+    }
+    fn allocated(&self, asid: Asid, va: u64, bytes: u64) -> bool {
+        self.alloc.get(&asid).is_some_and(|&(lo, hi)| lo < va + bytes && va < hi)
+    }
+}
+
+fn uvm(overrides: &str) -> Uvm {
+    let cfg: Config = toml::from_str(overrides).unwrap();
+    Uvm::build(&cfg, &PagingCtx::at(1.0)).unwrap()
+}
+
+fn fault(va: u64) -> FarFault {
+    FarFault { asid: 1, va, size: PageSize::Size64K, miss: 0 }
+}
+
+/// Poll `p` at every cycle it asks for until it has nothing left; the
+/// cycle each unit was reported done, in order.
+fn drain(p: &mut Uvm, host: &mut FakeHost) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut done = Vec::new();
+    while let Some(t) = p.next_poll() {
+        done.clear();
+        p.poll(t, host, &mut done).unwrap();
+        out.extend(done.iter().map(|f| (t, f.va)));
+    }
+    out
+}
+
+#[test]
+fn a_batch_pays_the_handling_time_once_then_migrates_in_address_order() {
+    let mut p = uvm("");
+    let mut host = FakeHost::new(100);
+    for va in [3 * U, U, 2 * U] {
+        assert_eq!(p.raise(fault(va), 0), None);
+    }
+    let done = drain(&mut p, &mut host);
+    assert_eq!(done, vec![(20_000 + T64, U), (20_000 + 2 * T64, 2 * U), (20_000 + 3 * T64, 3 * U)]);
+    assert_eq!(p.stats.batches, 1);
+    assert_eq!(p.stats.batch_cycles, 20_000 + 3 * T64);
+    assert_eq!(p.stats.bytes_to_gpu, 3 * U);
+}
+
+#[test]
+fn faults_raised_during_a_batch_wait_for_the_next() {
+    let mut p = uvm("");
+    let mut host = FakeHost::new(100);
+    p.raise(fault(0), 0);
+    let mut done = Vec::new();
+    p.poll(0, &mut host, &mut done).unwrap();
+    // One cycle later, the batch has begun: these wait.
+    p.raise(fault(U), 1);
+    p.raise(fault(2 * U), 1);
+    let done = drain(&mut p, &mut host);
+    let first = 20_000 + T64;
+    assert_eq!(done, vec![(first, 0), (first + 20_000 + T64, U), (first + 20_000 + 2 * T64, 2 * U)]);
+    assert_eq!((p.stats.batches, p.stats.batch_faults), (2, 3));
+    assert_eq!(p.histogram[0] + p.histogram[1], 2);
+}
+
+#[test]
+fn eviction_comes_before_the_migration_unless_unobtrusive() {
+    // Memory full: two faults, each needs an eviction.
+    let run = |ue: bool| {
+        let mut p = uvm(&format!("unobtrusive = {ue}"));
+        let mut host = FakeHost::new(2);
+        for va in [10 * U, 11 * U] {
+            host.migrate(1, va, U, &mut Vec::new()).unwrap();
+        }
+        p.raise(fault(0), 0);
+        p.raise(fault(U), 0);
+        (drain(&mut p, &mut host), p.stats.clone())
+    };
+    let (base, s) = run(false);
+    // Handling, then (evict 4161, migrate 4161) twice on one timeline.
+    assert_eq!(base, vec![(20_000 + 2 * T64, 0), (20_000 + 4 * T64, U)]);
+    assert_eq!((s.evictions, s.preemptive_evictions), (0, 0), "the fake's own units have no arrival");
+    let (ue, s) = run(true);
+    // The first eviction hides under the handling time; the second overlaps the first migration.
+    assert_eq!(ue, vec![(20_000 + T64, 0), (20_000 + 2 * T64, U)]);
+    assert_eq!(s.preemptive_evictions, 1);
+    assert_eq!(s.bytes_to_host, 2 * U);
+}
+
+#[test]
+fn a_full_buffer_parks_faults_until_the_next_batch_drains_it() {
+    let mut p = uvm("fault_buffer = 2");
+    let mut host = FakeHost::new(100);
+    for i in 0..3 {
+        p.raise(fault(i * U), 0);
+    }
+    assert_eq!(p.stats.parked, 1);
+    let mut done = Vec::new();
+    p.poll(0, &mut host, &mut done).unwrap();
+    // The drain hands the parked fault back at once, to walk again.
+    assert_eq!(done, vec![fault(2 * U)]);
+    assert_eq!(p.items.len(), 2);
+}
+
+#[test]
+fn evicted_units_that_fault_again_are_premature() {
+    let mut p = uvm("");
+    let mut host = FakeHost::new(1);
+    p.raise(fault(0), 0);
+    drain(&mut p, &mut host);
+    p.raise(fault(U), 30_000);
+    drain(&mut p, &mut host);
+    assert_eq!(p.stats.evictions, 1);
+    // Unit 0 arrived at 24161 and was evicted when unit 1's migration began (30000 + 20000).
+    assert_eq!(p.stats.lifetime_cycles, 50_000 - (20_000 + T64));
+    p.raise(fault(0), 100_000);
+    assert_eq!(p.stats.premature_evictions, 1);
+}
+
+#[test]
+fn the_curve_makes_small_transfers_slower_per_byte() {
+    let p = uvm("pcie = \"curve\"");
+    // UVM-Smart's fit at 1 GHz: 64 KiB at 12·(2/π)·atan(0.07292·64) GB/s.
+    let speed = 12.0 * 2.0 / std::f64::consts::PI * (0.07292f64 * 64.0).atan();
+    let want = (65536.0 / (speed * (1u64 << 30) as f64) * 1e9).round() as u64;
+    assert_eq!(p.h2d.cycles(U), want);
+    assert!(p.h2d.cycles(4096) * 16 > p.h2d.cycles(U));
+}
+
+#[test]
+fn bad_settings_name_their_keys() {
+    for (text, key) in [
+        ("fault_buffer = 0", "gpu.paging.fault_buffer"),
+        ("memory = 0.0", "gpu.paging.memory"),
+        ("memory = 1.5", "gpu.paging.memory"),
+        ("unit = \"2m\"", "gpu.paging.unit"),
+        ("pcie = \"fast\"", "gpu.paging.pcie"),
+        ("pcie_gbps = 0.0", "gpu.paging.pcie_gbps"),
+        ("handling_us = -1.0", "gpu.paging.handling_us"),
+        ("prefetch = \"psychic\"", "gpu.paging.prefetch"),
+    ] {
+        let cfg: Config = toml::from_str(text).unwrap();
+        let e = Uvm::build(&cfg, &PagingCtx::at(1.0)).unwrap_err().to_string();
+        assert!(e.contains(key), "{text}: {e}");
+    }
+}
+
+/// The reference: the same batches computed in one pass from the arrival
+/// times, in the most direct way (no state machine, no polling).
+fn reference(arrivals: &[(u64, u64)], capacity: usize, ue: bool, handling: u64) -> Vec<(u64, u64)> {
+    let mut pending: Vec<(u64, u64)> = arrivals.to_vec();
+    pending.sort();
+    let mut resident: VecDeque<u64> = VecDeque::new();
+    let mut out = Vec::new();
+    let mut t = 0;
+    let mut d2h_free = 0u64;
+    let mut h2d_free = 0u64;
+    let mut in_flight: Vec<u64> = Vec::new();
+    while !pending.is_empty() {
+        // A batch begins at the later of the first waiting fault and the previous batch's end.
+        let start = t.max(pending[0].0);
+        let (mut now_in, rest): (Vec<_>, Vec<_>) = pending.iter().partition(|&&(at, _)| at <= start);
+        pending = rest;
+        now_in.sort_by_key(|&(_, va)| va);
+        let mut units: Vec<u64> = now_in.iter().map(|&(_, va)| va).collect();
+        units.dedup();
+        let mut preempted = false;
+        if ue && resident.len() >= capacity {
+            resident.pop_front();
+            d2h_free = start.max(d2h_free) + T64;
+            preempted = true;
+        }
+        let mut at = start + handling;
+        let mut prev_start = start;
+        let mut end = start;
+        for (i, &va) in units.iter().enumerate() {
+            let mut evicted = 0;
+            while resident.len() >= capacity {
+                resident.pop_front();
+                evicted += 1;
+            }
+            resident.push_back(va);
+            let mut s = at.max(h2d_free);
+            if evicted > 0 {
+                let ev_start = if ue { prev_start.max(d2h_free) } else { s.max(d2h_free) };
+                d2h_free = ev_start + evicted * T64;
+                s = s.max(d2h_free);
+            } else if preempted && i == 0 {
+                s = s.max(d2h_free);
+            }
+            end = s + T64;
+            h2d_free = end;
+            out.push((end, va));
+            at = if ue { s } else { end };
+            prev_start = s;
+        }
+        in_flight.clear();
+        t = end;
+    }
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn the_batch_timeline_matches_the_reference(
+        raw in prop::collection::vec((0u64..200_000, 0u64..24), 1..40),
+        capacity in 1usize..12,
+        ue in any::<bool>(),
+    ) {
+        // One fault per unit until it is done (the machine coalesces): keep each unit's first arrival.
+        let mut seen = std::collections::BTreeSet::new();
+        let mut arrivals: Vec<(u64, u64)> = Vec::new();
+        let mut sorted = raw.clone();
+        sorted.sort();
+        for (at, u) in sorted {
+            if seen.insert(u) {
+                arrivals.push((at, u * U));
+            }
+        }
+        let mut p = uvm(&format!("unobtrusive = {ue}"));
+        let mut host = FakeHost::new(capacity);
+        let mut got = Vec::new();
+        let mut done = Vec::new();
+        let mut next = 0;
+        loop {
+            let poll = p.next_poll();
+            let arrive = arrivals.get(next).map(|a| a.0);
+            let t = match (poll, arrive) {
+                (None, None) => break,
+                (Some(p), Some(a)) => p.min(a),
+                (Some(p), None) => p,
+                (None, Some(a)) => a,
+            };
+            // Arrivals at a cycle come before the poll of that cycle (the machine's event order).
+            while next < arrivals.len() && arrivals[next].0 == t {
+                p.raise(fault(arrivals[next].1), t);
+                next += 1;
+            }
+            if p.next_poll().is_some_and(|q| q <= t) {
+                done.clear();
+                p.poll(t, &mut host, &mut done).unwrap();
+                got.extend(done.iter().map(|f| (t, f.va)));
+            }
+        }
+        got.sort();
+        // Every fault served exactly once.
+        let mut units: Vec<u64> = got.iter().map(|g| g.1).collect();
+        units.sort();
+        let mut want_units: Vec<u64> = arrivals.iter().map(|a| a.1).collect();
+        want_units.sort();
+        prop_assert_eq!(units, want_units);
+        prop_assert_eq!(got, reference(&arrivals, capacity, ue, 20_000));
+    }
+}
