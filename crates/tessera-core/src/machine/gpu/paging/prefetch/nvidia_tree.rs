@@ -2,8 +2,8 @@
 //!
 //! ## What it models
 //! `uvm_perf_prefetch.c` of NVIDIA's open GPU kernel modules
-//! (`kernel-open/nvidia-uvm`), the prefetcher the batch-aware and UVM-Smart
-//! papers measure against. The 2 MiB block is a binary tree over its units
+//! (`kernel-open/nvidia-uvm`), as the driver runs it for a fault batch's
+//! VA block. The 2 MiB block is a binary tree over its units
 //! (the driver's leaves are 4 KiB pages; with 64 KiB units the leaves are
 //! 64 KiB). A node's count is its units resident on the GPU or faulted in
 //! this batch, after "growing the fault granularity": every 64 KiB big page
@@ -33,7 +33,8 @@
 //!
 //! ## Config
 //! `kind = "nvidia_tree"`, `threshold = 51` (percent, 1 to 100; the driver's
-//! `uvm_perf_prefetch_threshold`).
+//! `uvm_perf_prefetch_threshold`, whose comment gives the same range; the
+//! driver itself also takes 0, which would prefetch the whole block).
 
 use serde::{Deserialize, Serialize};
 
