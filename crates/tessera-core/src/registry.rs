@@ -392,6 +392,10 @@ family! {
     /// Prefetcher of the unified-memory fault path (`gpu.paging.prefetch`).
     family crate::machine::gpu::paging::prefetch::Prefetcher => AnyPagePrefetcher, ctx crate::machine::gpu::paging::prefetch::PrefetchCtx, key "prefetch" {
         "none" => None_(crate::machine::gpu::paging::prefetch::none::NoPrefetch),
+        "sequential_local" => SequentialLocal(crate::machine::gpu::paging::prefetch::sequential_local::SequentialLocal),
+        "tree_neighbourhood" => TreeNeighbourhood(crate::machine::gpu::paging::prefetch::tree_neighbourhood::TreeNeighbourhood),
+        "nvidia_tree" => NvidiaTree(crate::machine::gpu::paging::prefetch::nvidia_tree::NvidiaTree),
+        "random" => Random(crate::machine::gpu::paging::prefetch::random::RandomPrefetch),
     }
     methods {
         mut fn prefetch(block: &crate::machine::gpu::paging::prefetch::Block, out: &mut crate::machine::gpu::paging::prefetch::Bits);

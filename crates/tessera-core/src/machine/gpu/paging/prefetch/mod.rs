@@ -12,10 +12,30 @@
 //! the units to migrate besides the faults into `out`; the fault path drops
 //! from it anything resident, faulted or unallocated, so a member cannot
 //! prefetch outside an allocation or twice.
+//!
+//! ## Members
+//! - `none`: the faulted units only;
+//! - `sequential_local`: the aligned region around each fault (UVM-Smart's
+//!   SLp);
+//! - `tree_neighbourhood`: UVM-Smart's tree-based neighbourhood prefetcher
+//!   (TBN) over 64 KiB basic blocks;
+//! - `nvidia_tree`: the bitmap-tree prefetcher of NVIDIA's driver;
+//! - `random`: one random allocated unit per fault (UVM-Smart's Rp).
+//!
+//! Every member reads only `block` and proposes units in `0..block.units`;
+//! the bitmaps hold no unit at or past `block.units`.
 
+pub mod nvidia_tree;
 pub mod none;
+pub mod random;
+pub mod sequential_local;
+pub mod tree_neighbourhood;
 
-use crate::error::Result;
+#[cfg(test)]
+mod tests;
+
+use crate::config::spec::ByteSize;
+use crate::error::{Error, Result};
 
 /// Bytes of the virtual block every prefetcher reasons over.
 pub const BLOCK_BYTES: u64 = 2 << 20;
@@ -112,4 +132,28 @@ pub use crate::registry::AnyPagePrefetcher;
 /// Build the prefetcher of a resolved spec (for tests and the fault path).
 pub fn build(spec: &crate::registry::MechanismSpec, ctx: &PrefetchCtx) -> Result<AnyPagePrefetcher> {
     AnyPagePrefetcher::build(spec, ctx, "gpu.paging.prefetch")
+}
+
+/// Units in an aligned region of `bytes` set at config key `key`: `bytes` must
+/// be a power-of-two multiple of the unit and at most a block, since every
+/// region a member reasons over is a node of the block's binary tree.
+pub(crate) fn region_units(key: &str, bytes: u64, unit_bytes: u64) -> Result<u32> {
+    let ok = bytes >= unit_bytes && bytes <= BLOCK_BYTES && bytes.is_power_of_two() && bytes.is_multiple_of(unit_bytes);
+    if ok {
+        return Ok((bytes / unit_bytes) as u32);
+    }
+    let allowed: Vec<String> = std::iter::successors(Some(unit_bytes), |b| Some(b * 2))
+        .take_while(|&b| b > 0 && b <= BLOCK_BYTES)
+        .map(|b| ByteSize(b).display())
+        .collect();
+    let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+    Err(Error::config_allowed(
+        key,
+        format!(
+            "must be a power-of-two multiple of the migration unit ({}) up to the 2 MiB block, not {}",
+            ByteSize(unit_bytes).human(),
+            ByteSize(bytes).human_exact()
+        ),
+        &allowed,
+    ))
 }
