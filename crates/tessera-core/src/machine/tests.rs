@@ -357,7 +357,7 @@ fn a_large_bit_that_keeps_the_node_reads_one_more_entry() {
 /// frame is lost.
 #[test]
 fn memory_pressure_swaps_pages_out_and_back_under_every_policy() {
-    for policy in ["lru", "clock", "linux_like"] {
+    for policy in ["lru", "clock", "linux_like", "root_chunk", "{ kind = \"root_chunk\", order = \"access\", chunk = \"64KiB\" }"] {
         for preset in ["tlb_only", "sandy_bridge"] {
             let ev = format!("os.eviction={policy}");
             let sp = spec(preset, &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
@@ -468,7 +468,11 @@ fn sixteen_byte_entries_walk_and_translate() {
 /// Each eviction policy's own counters reach the result.
 #[test]
 fn eviction_policies_report_their_counters() {
-    for (policy, name) in [("clock", "os.eviction.clock.scanned"), ("linux_like", "os.eviction.linux_like.scanned")] {
+    for (policy, name) in [
+        ("clock", "os.eviction.clock.scanned"),
+        ("linux_like", "os.eviction.linux_like.scanned"),
+        ("root_chunk", "os.eviction.root_chunk.chunks_emptied"),
+    ] {
         let ev = format!("os.eviction={policy}");
         let sp = spec("tlb_only", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
         let s = run(&sp, Pattern::Uniform, 40_000, 12 << 20);
