@@ -20,7 +20,10 @@
 //! names to displace is evicted (unmapped, shot down, its lines dropped,
 //! written to swap, freed: the same path as any eviction, so swap I/O is
 //! counted alike for every policy) and its frame takes the new page; only
-//! when the allocator has nothing to offer does the policy's own victim go.
+//! when the allocator has nothing to offer does the policy's own victim go
+//! (with a policy that evicts whole units, `root_chunk`, every resident page
+//! of the victim's aligned unit goes, each by the same path; see
+//! [`eviction`]).
 //! An allocator that places by identity (Iceberg) cannot make room from a
 //! policy's global victim, so it needs a policy with page ages (`horizon`);
 //! any other is a config error at `os.eviction`.
@@ -389,7 +392,8 @@ impl Os {
     /// Frames for `req`, evicting pages until there are enough free frames
     /// for it and for the page-table nodes its mapping may need: where the
     /// allocator says (a free frame, or a page it names to displace), or
-    /// else the eviction policy's victims.
+    /// else the eviction policy's victims (each with the rest of its unit,
+    /// for a policy whose eviction unit is larger than one frame).
     #[allow(clippy::too_many_arguments)]
     fn alloc_evicting(
         &mut self,

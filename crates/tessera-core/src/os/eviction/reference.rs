@@ -340,7 +340,7 @@ impl RefRootChunk {
         RefRootChunk { chunks: Vec::new(), shift, access, emptied: 0 }
     }
 
-    fn to_front(&mut self, chunk: u64) {
+    fn make_most_recent(&mut self, chunk: u64) {
         if let Some(i) = self.chunks.iter().position(|e| e.0 == chunk) {
             let e = self.chunks.remove(i);
             self.chunks.insert(0, e);
@@ -368,7 +368,7 @@ impl EvictionPolicy for RefRootChunk {
             Some(e) => e.1.push(page),
             None => self.chunks.push((c, vec![page])),
         }
-        self.to_front(c);
+        self.make_most_recent(c);
     }
     fn on_unmap(&mut self, page: u64) {
         self.take(page);
@@ -384,7 +384,7 @@ impl EvictionPolicy for RefRootChunk {
     fn on_touch(&mut self, page: u64) {
         let c = page >> self.shift;
         if self.access && self.chunks.iter().any(|e| e.0 == c && e.1.contains(&page)) {
-            self.to_front(c);
+            self.make_most_recent(c);
         }
     }
     fn victim(&mut self, _bits: &mut dyn AccessedBits) -> Option<u64> {

@@ -109,7 +109,7 @@ impl Config {
     /// log2 of the frames per chunk, or the error naming `os.eviction.chunk`.
     pub fn chunk_shift(&self) -> Result<u32> {
         let b = self.chunk.0;
-        if !b.is_power_of_two() || b < 1 << BASE_SHIFT || b > 1 << 30 {
+        if !b.is_power_of_two() || !(1 << BASE_SHIFT..=1 << 30).contains(&b) {
             return Err(Error::config(
                 "os.eviction.chunk",
                 format!("must be a power of two from 4 KiB to 1 GiB, not {}", ByteSize(b).human_exact()),
