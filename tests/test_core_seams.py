@@ -30,7 +30,7 @@ def test_list_shows_every_family_and_member(cli):
     assert r.code == 0, r.err
     for family, members in {
         "format": ["x86_radix", "radix"],
-        "eviction": ["lru", "clock", "linux_like"],
+        "eviction": ["lru", "clock", "linux_like", "root_chunk"],
         "organisation": ["set_assoc", "coalescing"],
     }.items():
         assert family in r.out
@@ -38,7 +38,7 @@ def test_list_shows_every_family_and_member(cli):
             assert m in r.out, (family, m)
 
 
-@pytest.mark.parametrize("policy", ["lru", "clock", "linux_like"])
+@pytest.mark.parametrize("policy", ["lru", "clock", "linux_like", "root_chunk"])
 def test_memory_pressure_swaps_pages_out_and_back(policy):
     r = tessera.simulate("sandy_bridge", synthetic=UNI, overrides={**PRESSURE, "os.eviction": policy}, seed=1)
     s = r.stats

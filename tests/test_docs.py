@@ -102,7 +102,7 @@ def test_module_docs_name_stats_the_core_emits():
         emitted |= set(tessera.stat_docs(preset))
     # Components that report only when configured: memory pressure (each
     # eviction policy), the iceberg allocator and a 64 KiB page level.
-    for policy in ["lru", "clock", "linux_like", "horizon"]:
+    for policy in ["lru", "clock", "linux_like", "horizon", "root_chunk"]:
         emitted |= set(tessera.stat_docs("tlb_only", ['os.swap={ capacity = "1GiB" }', f"os.eviction={policy}"]))
     # The iceberg allocator (with the one policy it runs with under pressure).
     emitted |= set(tessera.stat_docs("tlb_only", ["physmem.allocator=iceberg", 'os.swap={ capacity = "1GiB" }', "os.eviction=horizon"]))

@@ -56,6 +56,10 @@ _POLICY_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
         ("active", "active list at the end"),
         ("inactive", "inactive list at the end"),
     ),
+    "root_chunk": (
+        ("chunks_emptied", "chunks emptied by eviction"),
+        ("chunks", "chunks holding pages at the end"),
+    ),
 }
 #: Gauges of the policies that describe the clock, not the pages.
 _POLICY_SKIP = {"horizon": ("horizon", "clock")}

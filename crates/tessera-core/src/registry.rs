@@ -326,6 +326,7 @@ family! {
         "clock" => Clock(crate::os::eviction::clock::Clock),
         "linux_like" => LinuxLike(crate::os::eviction::linux_like::LinuxLike),
         "horizon" => Horizon(crate::os::eviction::horizon::Horizon),
+        "root_chunk" => RootChunk(crate::os::eviction::root_chunk::RootChunk),
     }
     methods {
         mut fn on_map(page: u64);
@@ -335,6 +336,7 @@ family! {
         mut fn on_touch(page: u64);
         mut fn victim(bits: &mut dyn crate::os::eviction::AccessedBits) -> Option<u64>;
         ref fn resident() -> u64;
+        ref fn eviction_unit_frames() -> u64;
         ref fn ages() -> Option<&dyn crate::physmem::allocator::PageAges>;
         ref fn scans() -> bool;
         ref fn scan_due() -> bool;

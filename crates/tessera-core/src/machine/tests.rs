@@ -357,7 +357,7 @@ fn a_large_bit_that_keeps_the_node_reads_one_more_entry() {
 /// frame is lost.
 #[test]
 fn memory_pressure_swaps_pages_out_and_back_under_every_policy() {
-    for policy in ["lru", "clock", "linux_like"] {
+    for policy in ["lru", "clock", "linux_like", "root_chunk", "{ kind = \"root_chunk\", order = \"access\", chunk = \"64KiB\" }"] {
         for preset in ["tlb_only", "sandy_bridge"] {
             let ev = format!("os.eviction={policy}");
             let sp = spec(preset, &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
@@ -468,7 +468,11 @@ fn sixteen_byte_entries_walk_and_translate() {
 /// Each eviction policy's own counters reach the result.
 #[test]
 fn eviction_policies_report_their_counters() {
-    for (policy, name) in [("clock", "os.eviction.clock.scanned"), ("linux_like", "os.eviction.linux_like.scanned")] {
+    for (policy, name) in [
+        ("clock", "os.eviction.clock.scanned"),
+        ("linux_like", "os.eviction.linux_like.scanned"),
+        ("root_chunk", "os.eviction.root_chunk.chunks_emptied"),
+    ] {
         let ev = format!("os.eviction={policy}");
         let sp = spec("tlb_only", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
         let s = run(&sp, Pattern::Uniform, 40_000, 12 << 20);
@@ -1444,4 +1448,72 @@ fn compaction_config_errors_name_the_key() {
         let e = load(&ConfigSource::Preset("tlb_only".into()), &v).and_then(|s| Machine::build(&s, 1).map(|_| ())).unwrap_err();
         assert!(e.to_string().contains(key), "{o:?}: {e}");
     }
+}
+
+/// Data pages whose first frame lies in `frames` (the reverse map).
+fn data_pages_in(m: &Machine, frames: std::ops::Range<u64>) -> u64 {
+    frames.filter(|&f| m.physmem().owner(crate::addr::Pfn(f)).is_some()).count() as u64
+}
+
+/// Touch 4 KiB pages one by one (sequential addresses) until the first
+/// eviction; returns the machine, the number of pages touched before it,
+/// and the data pages per 2 MiB chunk just before that last access.
+fn fill_until_first_eviction(policy: &str, touch_first_again: bool) -> (Machine, u64, Vec<u64>) {
+    let ev = format!("os.eviction={policy}");
+    let sp = spec("tlb_only", &["physmem.capacity=8MiB", "os.swap={ capacity = \"64MiB\" }", &ev]);
+    let mut m = Machine::build(&sp, 5).unwrap();
+    let base = 0x7f00_0000_0000u64;
+    for i in 0.. {
+        let chunks: Vec<u64> = (0..4).map(|c| data_pages_in(&m, c * 512..(c + 1) * 512)).collect();
+        if touch_first_again && i > 0 && chunks[1] > 0 {
+            // A page of chunk 0 used again: its chunk becomes the most recently accessed.
+            m.feed(&one(AccessKind::Load, base, 8)).unwrap();
+        }
+        m.feed(&one(AccessKind::Load, base + (i << 12), 8)).unwrap();
+        if m.stats().get("os.evictions") > 0 {
+            return (m, i, chunks);
+        }
+    }
+    unreachable!()
+}
+
+/// With `root_chunk`, the first eviction empties the whole victim chunk:
+/// every data page whose frames lie in it is evicted (each unmapped, shot
+/// down and written out), not only the one frame the fault needs; with
+/// `lru` the same fault evicts exactly the one page it needs.
+#[test]
+fn root_chunk_evicts_a_whole_chunk_and_lru_one_page() {
+    // Allocation order: chunk 0 was filled first (the buddy allocator hands out
+    // the lowest free frames), so it is the oldest and goes whole.
+    let (m, touched, chunks) = fill_until_first_eviction("root_chunk", false);
+    let s = m.stats();
+    assert!(chunks.iter().all(|&n| n > 0), "memory was full: {chunks:?}");
+    assert_eq!(s.get("os.evictions"), chunks[0], "every page of chunk 0, {chunks:?}");
+    assert_eq!(s.get("os.shootdowns"), chunks[0]);
+    assert_eq!(s.get("swap.pages_out"), chunks[0], "none had a swap copy");
+    assert_eq!(s.get("os.eviction.root_chunk.chunks_emptied"), 1);
+    // The new page took a frame of the emptied chunk; nothing else is left in it.
+    assert_eq!(data_pages_in(&m, 0..512), 1);
+    assert_eq!(s.get("os.pages_4k"), touched + 1);
+    assert_eq!(m.physmem().mapped_pages() as u64, touched + 1 - chunks[0]);
+    check_memory_agrees(&m, touched + 1, "root_chunk");
+
+    // Access order: chunk 0 used again after chunk 1 was allocated into, so
+    // the oldest chunk by access is chunk 1.
+    let (m, _, chunks) = fill_until_first_eviction("{ kind = \"root_chunk\", order = \"access\" }", true);
+    let s = m.stats();
+    assert_eq!(s.get("os.evictions"), chunks[1], "every page of chunk 1, {chunks:?}");
+    assert_eq!(data_pages_in(&m, 512..1024), 1, "the new page went into the emptied chunk 1");
+    assert_eq!(data_pages_in(&m, 0..512), chunks[0]);
+
+    // The same fill under allocation order ignores the touches: chunk 0 goes.
+    let (m, _, chunks) = fill_until_first_eviction("root_chunk", true);
+    assert_eq!(m.stats().get("os.evictions"), chunks[0]);
+
+    // LRU: the fault evicts the one page it needs.
+    let (m, touched, _) = fill_until_first_eviction("lru", false);
+    let s = m.stats();
+    assert_eq!(s.get("os.evictions"), 1);
+    assert_eq!(m.physmem().mapped_pages() as u64, touched);
+    check_memory_agrees(&m, touched + 1, "lru");
 }

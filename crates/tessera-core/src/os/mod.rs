@@ -20,7 +20,10 @@
 //! names to displace is evicted (unmapped, shot down, its lines dropped,
 //! written to swap, freed: the same path as any eviction, so swap I/O is
 //! counted alike for every policy) and its frame takes the new page; only
-//! when the allocator has nothing to offer does the policy's own victim go.
+//! when the allocator has nothing to offer does the policy's own victim go
+//! (with a policy that evicts whole units, `root_chunk`, every resident page
+//! of the victim's aligned unit goes, each by the same path; see
+//! [`eviction`]).
 //! An allocator that places by identity (Iceberg) cannot make room from a
 //! policy's global victim, so it needs a policy with page ages (`horizon`);
 //! any other is a config error at `os.eviction`.
@@ -407,7 +410,8 @@ impl Os {
     /// Frames for `req`, evicting pages until there are enough free frames
     /// for it and for the page-table nodes its mapping may need: where the
     /// allocator says (a free frame, or a page it names to displace), or
-    /// else the eviction policy's victims.
+    /// else the eviction policy's victims (each with the rest of its unit,
+    /// for a policy whose eviction unit is larger than one frame).
     #[allow(clippy::too_many_arguments)]
     fn alloc_evicting(
         &mut self,
@@ -445,8 +449,49 @@ impl Os {
                 // Short of frames for page-table nodes, and evicting this page would not give any.
                 return Err(mem.tables_exhausted());
             }
-            *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
+            let unit = p.eviction.eviction_unit_frames();
+            if unit <= 1 {
+                *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
+            } else {
+                *cycles += self.evict_unit(victim, unit, pt, mem, caches, walker, tlbs)?;
+            }
         }
+    }
+
+    /// Evict every resident page whose first frame lies in the aligned unit
+    /// of `unit` frames holding `victim`, in frame order, each through
+    /// [`Self::evict`]; a victim page larger than the unit covers it and is
+    /// evicted alone. Returns the cycles charged.
+    #[allow(clippy::too_many_arguments)]
+    fn evict_unit(
+        &mut self,
+        victim: u64,
+        unit: u64,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<u64> {
+        debug_assert!(unit.is_power_of_two());
+        let base = victim & !(unit - 1);
+        let end = (base + unit).min(mem.capacity_frames());
+        if mem.owner(Pfn(victim)).is_none() {
+            // The policy named a frame that holds no page: the single path reports it.
+            return self.evict(Pfn(victim), pt, mem, caches, walker, tlbs);
+        }
+        let mut cycles = 0;
+        let mut f = base;
+        while f < end {
+            match mem.owner(Pfn(f)) {
+                Some(req) => {
+                    cycles += self.evict(Pfn(f), pt, mem, caches, walker, tlbs)?;
+                    f += 1 << req.size.order();
+                }
+                None => f += 1,
+            }
+        }
+        Ok(cycles)
     }
 
     /// Evict the page whose first frame is `pfn`: unmap it, shoot down its

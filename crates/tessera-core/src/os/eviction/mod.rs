@@ -29,6 +29,20 @@
 //!   [`scan_due`](EvictionPolicy::scan_due) says so after a touch: a periodic
 //!   daemon reading and clearing accessed bits.
 //!
+//! ## Whole-unit eviction
+//! A policy may declare, through
+//! [`eviction_unit_frames`](EvictionPolicy::eviction_unit_frames), that one
+//! eviction empties a whole aligned unit of physical frames (a power of two;
+//! 1 by default: one page). When such a policy names a victim, the OS evicts
+//! every resident page whose first frame lies in the victim's unit (the
+//! victim's frame rounded down to the unit), in frame order, each through the
+//! same path as a single eviction (and each reported through `on_evict`),
+//! not only as many pages as the request needs. Pages are placed on frames
+//! aligned to their size, so a page no larger than the unit lies wholly in
+//! it, and a larger victim page covers whole units (it alone is evicted).
+//! A page an allocator names to displace is evicted alone, whatever the
+//! unit: that is the allocator's choice, not the policy's.
+//!
 //! A policy that knows when each resident page was last used offers it as
 //! [`PageAges`] through [`ages`](EvictionPolicy::ages), for allocators that
 //! may place a page in only a few frames and must choose which resident page
@@ -53,6 +67,7 @@ mod list;
 pub mod lru;
 #[cfg(test)]
 pub(crate) mod reference;
+pub mod root_chunk;
 
 pub use crate::registry::AnyEviction;
 use crate::error::{Error, Result};
@@ -124,6 +139,13 @@ pub trait EvictionPolicy {
     fn victim(&mut self, bits: &mut dyn AccessedBits) -> Option<u64>;
     /// Resident pages tracked.
     fn resident(&self) -> u64;
+    /// Frames (a power of two) of the aligned unit one eviction empties: when
+    /// the policy names a victim, the OS evicts every resident page whose
+    /// first frame lies in the victim's unit (see the module docs). 1 by
+    /// default: the victim page alone.
+    fn eviction_unit_frames(&self) -> u64 {
+        1
+    }
     /// What the policy knows of page ages, for allocators that place by identity; none by default.
     fn ages(&self) -> Option<&dyn PageAges> {
         None
@@ -172,7 +194,7 @@ mod tests {
             let mut c = crate::stats::Collector::default();
             p.visit_stats(&mut c);
         }
-        assert_eq!(AnyEviction::NAMES, &["lru", "clock", "linux_like", "horizon"]);
+        assert_eq!(AnyEviction::NAMES, &["lru", "clock", "linux_like", "horizon", "root_chunk"]);
         assert_eq!(with_ages(), vec!["horizon"]);
     }
 
@@ -182,7 +204,7 @@ mod tests {
         match build("\"fifo\"") {
             Err(Error::Config { path, allowed, .. }) => {
                 assert_eq!(path, "os.eviction.kind");
-                assert_eq!(allowed, vec!["lru", "clock", "linux_like", "horizon"]);
+                assert_eq!(allowed, vec!["lru", "clock", "linux_like", "horizon", "root_chunk"]);
             }
             other => panic!("{other:?}"),
         }
@@ -192,6 +214,19 @@ mod tests {
         }
         match build("{ kind = \"linux_like\", inactive_ratio = 0 }") {
             Err(Error::Config { path, .. }) => assert_eq!(path, "os.eviction.inactive_ratio"),
+            other => panic!("{other:?}"),
+        }
+        assert!(build("{ kind = \"root_chunk\", order = \"access\", chunk = \"64KiB\" }").is_ok());
+        match build("{ kind = \"root_chunk\", chunk = \"3MiB\" }") {
+            Err(Error::Config { path, .. }) => assert_eq!(path, "os.eviction.chunk"),
+            other => panic!("{other:?}"),
+        }
+        match build("{ kind = \"root_chunk\", chunk = \"2GiB\" }") {
+            Err(Error::Config { path, .. }) => assert_eq!(path, "os.eviction.chunk"),
+            other => panic!("{other:?}"),
+        }
+        match build("{ kind = \"root_chunk\", order = \"fifo\" }") {
+            Err(Error::Config { path, .. }) => assert!(path.starts_with("os.eviction"), "{path}"),
             other => panic!("{other:?}"),
         }
         let ctx = EvictionCtx { capacity_frames: 1 << 40, seed: 0 };

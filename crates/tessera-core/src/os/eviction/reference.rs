@@ -326,6 +326,87 @@ impl Snapshot for RefHorizon {
     }
 }
 
+/// Whole-chunk eviction: chunks holding resident pages, most recent first,
+/// each with its resident pages in the order they were mapped.
+pub struct RefRootChunk {
+    chunks: Vec<(u64, Vec<u64>)>,
+    shift: u32,
+    access: bool,
+    emptied: u64,
+}
+
+impl RefRootChunk {
+    pub fn new(shift: u32, access: bool) -> Self {
+        RefRootChunk { chunks: Vec::new(), shift, access, emptied: 0 }
+    }
+
+    fn make_most_recent(&mut self, chunk: u64) {
+        if let Some(i) = self.chunks.iter().position(|e| e.0 == chunk) {
+            let e = self.chunks.remove(i);
+            self.chunks.insert(0, e);
+        }
+    }
+
+    /// Take the page off; true if it was resident and its chunk is left empty.
+    fn take(&mut self, page: u64) -> bool {
+        let c = page >> self.shift;
+        let Some(i) = self.chunks.iter().position(|e| e.0 == c) else { return false };
+        let before = self.chunks[i].1.len();
+        self.chunks[i].1.retain(|&p| p != page);
+        if self.chunks[i].1.is_empty() {
+            self.chunks.remove(i);
+            return before == 1;
+        }
+        false
+    }
+}
+
+impl EvictionPolicy for RefRootChunk {
+    fn on_map(&mut self, page: u64) {
+        let c = page >> self.shift;
+        match self.chunks.iter_mut().find(|e| e.0 == c) {
+            Some(e) => e.1.push(page),
+            None => self.chunks.push((c, vec![page])),
+        }
+        self.make_most_recent(c);
+    }
+    fn on_unmap(&mut self, page: u64) {
+        self.take(page);
+    }
+    fn on_evict(&mut self, page: u64) {
+        if self.take(page) {
+            self.emptied += 1;
+        }
+    }
+    fn wants_touches(&self) -> bool {
+        self.access
+    }
+    fn on_touch(&mut self, page: u64) {
+        let c = page >> self.shift;
+        if self.access && self.chunks.iter().any(|e| e.0 == c && e.1.contains(&page)) {
+            self.make_most_recent(c);
+        }
+    }
+    fn victim(&mut self, _bits: &mut dyn AccessedBits) -> Option<u64> {
+        self.chunks.last().map(|e| e.1[0])
+    }
+    fn resident(&self) -> u64 {
+        self.chunks.iter().map(|e| e.1.len() as u64).sum()
+    }
+    fn eviction_unit_frames(&self) -> u64 {
+        1 << self.shift
+    }
+}
+
+impl Snapshot for RefRootChunk {
+    fn snapshot(&self) -> Vec<Vec<u64>> {
+        let mut v = vec![self.chunks.iter().map(|e| e.0).collect()];
+        v.extend(self.chunks.iter().map(|e| e.1.clone()));
+        v.push(vec![self.emptied]);
+        v
+    }
+}
+
 /// One event of the harness; page numbers are taken modulo the capacity.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -335,7 +416,9 @@ pub enum Op {
     Touch(u64),
     /// Unmap the page (resident or not).
     Unmap(u64),
-    /// Ask for a victim and unmap it.
+    /// Ask for a victim and evict it: with an eviction unit above one
+    /// frame, every resident page of the victim's unit, in frame order (as
+    /// the OS does).
     Evict,
     /// Ask for a victim and leave it resident.
     Victim,
@@ -361,6 +444,9 @@ where
     R: EvictionPolicy + Snapshot,
 {
     prop_assert_eq!(policy.wants_touches(), reference.wants_touches());
+    let unit = policy.eviction_unit_frames();
+    prop_assert_eq!(unit, reference.eviction_unit_frames());
+    prop_assert!(unit.is_power_of_two());
     let (mut bp, mut br) = (TestBits::new(cap), TestBits::new(cap));
     let mut resident = vec![false; cap as usize];
     let mut count = 0u64;
@@ -411,12 +497,16 @@ where
                 prop_assert_eq!(v.is_none(), count == 0, "step {}", step);
                 if let (Some(v), Op::Evict) = (v, op) {
                     prop_assert!(resident[v as usize], "step {}: victim {} is not resident", step, v);
-                    resident[v as usize] = false;
-                    count -= 1;
-                    policy.on_evict(v);
-                    reference.on_evict(v);
-                    bp.clear(v);
-                    br.clear(v);
+                    let base = v & !(unit - 1);
+                    let pages: Vec<u64> = if unit == 1 { vec![v] } else { (base..(base + unit).min(cap)).filter(|&p| resident[p as usize]).collect() };
+                    for p in pages {
+                        resident[p as usize] = false;
+                        count -= 1;
+                        policy.on_evict(p);
+                        reference.on_evict(p);
+                        bp.clear(p);
+                        br.clear(p);
+                    }
                 }
             }
         }
