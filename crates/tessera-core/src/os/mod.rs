@@ -541,7 +541,8 @@ impl Os {
     }
 
     /// Evict the eviction policy's victim now (a machine bounding its
-    /// resident pages itself makes room before it maps). The cycles the OS
+    /// resident pages itself makes room before it maps), with every page of
+    /// its unit when the policy evicts whole units. The cycles the OS
     /// charged, or `None` when nothing is resident or the OS has no swap
     /// device.
     #[allow(clippy::too_many_arguments)]
@@ -558,7 +559,9 @@ impl Os {
             let mut bits = PteAccessedBits { pt, mem, tlbs: Some(&mut *tlbs) };
             p.eviction.victim(&mut bits)
         };
+        let unit = p.eviction.eviction_unit_frames();
         match victim {
+            Some(v) if unit > 1 => self.evict_unit(v, unit, pt, mem, caches, walker, tlbs).map(Some),
             Some(v) => self.evict(Pfn(v), pt, mem, caches, walker, tlbs).map(Some),
             None => Ok(None),
         }

@@ -226,15 +226,14 @@ impl PagingHost for Host<'_> {
     }
 
     fn evict_one(&mut self, evicted: &mut Vec<crate::os::Evicted>) -> Result<()> {
-        // A memory of one unit holds only the unit that just arrived, whose
-        // accesses have not walked again yet: evicting it would livelock.
-        if self.capacity.is_some_and(|c| self.resident_frames() <= 16.min(c)) {
-            return Ok(());
-        }
         let mut tlbs = GpuTlbs { l1: self.l1, l2: self.l2, log: self.log, now: self.now };
         self.sys.evict_victim(&mut tlbs)?;
         self.sys.take_evicted(evicted);
         Ok(())
+    }
+
+    fn resident_bytes(&self) -> u64 {
+        self.resident_frames() * 4096
     }
 
     fn full(&self, bytes: u64) -> bool {

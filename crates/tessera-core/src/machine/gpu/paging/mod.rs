@@ -71,6 +71,8 @@ pub trait PagingHost {
     fn arrived(&mut self, asid: Asid, va: u64, bytes: u64);
     /// Evict one page now (the eviction policy's victim), appended to `evicted`.
     fn evict_one(&mut self, evicted: &mut Vec<crate::os::Evicted>) -> crate::error::Result<()>;
+    /// Bytes of data mapped on the GPU.
+    fn resident_bytes(&self) -> u64;
     /// Whether mapping `bytes` more would need an eviction.
     fn full(&self, bytes: u64) -> bool;
     /// Whether the page at `va` of `asid` is mapped (resident or migrating).

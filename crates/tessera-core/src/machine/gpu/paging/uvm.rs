@@ -374,7 +374,9 @@ impl Uvm {
         self.batch_start = now;
         self.stats.handling_cycles += self.handling;
         self.preempted = false;
-        if self.unobtrusive && host.full(self.unit.bytes()) {
+        // A memory of one unit holds only the unit that just arrived, whose
+        // accesses have not walked again yet: evicting it would livelock.
+        if self.unobtrusive && host.full(self.unit.bytes()) && host.resident_bytes() > self.unit.bytes() {
             // The top half's single eviction, overlapped with the handling time.
             host.evict_one(&mut self.evicted)?;
             let bytes = self.note_evictions(now);

@@ -48,6 +48,9 @@ impl PagingHost for FakeHost {
         self.evict(evicted);
         Ok(())
     }
+    fn resident_bytes(&self) -> u64 {
+        self.resident.len() as u64 * U
+    }
     fn full(&self, _: u64) -> bool {
         self.resident.len() >= self.capacity
     }
