@@ -81,6 +81,9 @@ def gpu_tables(result: Result) -> list[Any]:
         walks.add_row("bytes from the host", fmt(c.get("gpu.paging.bytes")))
     tables.append(walks)
 
+    if "gpu.paging.batches" in c:
+        tables.append(_unified_memory(c))
+
     mem = kv_table("Caches and DRAM")
     for lvl in ("l1d", "l2"):
         h, m = c.get(f"gpu.{lvl}.hits", 0), c.get(f"gpu.{lvl}.misses", 0)
@@ -89,3 +92,20 @@ def gpu_tables(result: Result) -> list[Any]:
     mem.add_row("DRAM lines read", fmt(c.get("gpu.dram.reads")))
     tables.append(mem)
     return tables
+
+
+def _unified_memory(c):
+    """The unified-memory fault path (`gpu.paging = "uvm"`): batches, transfers, evictions."""
+    t = kv_table("Unified memory (fault buffer and batches)")
+    b = c.get("gpu.paging.batches", 0)
+    t.add_row("batches", fmt(b))
+    t.add_row("faults per batch", fmt(c.get("gpu.paging.batch_faults", 0) / b) if b else "-")
+    t.add_row("units prefetched", fmt(c.get("gpu.paging.prefetched_units")))
+    t.add_row("mean batch time (cycles)", fmt(c.get("gpu.paging.batch_cycles", 0) / b) if b else "-")
+    t.add_row("faults parked (buffer full)", fmt(c.get("gpu.paging.parked")))
+    t.add_row("bytes to the GPU", fmt(c.get("gpu.paging.bytes_to_gpu")))
+    t.add_row("units evicted", fmt(c.get("gpu.paging.evictions")))
+    t.add_row("premature evictions", fmt(c.get("gpu.paging.premature_evictions")))
+    ev = c.get("gpu.paging.evictions", 0)
+    t.add_row("mean unit lifetime (cycles)", fmt(c.get("gpu.paging.lifetime_cycles", 0) / ev) if ev else "-")
+    return t

@@ -445,8 +445,10 @@ impl Uvm {
         self.arrived.insert((item.asid, item.va), end);
         let fault = FarFault { asid: item.asid, va: item.va, size: self.unit, miss: u32::MAX };
         self.completing.push_back((end, fault));
-        // The next unit's eviction goes out as this migration starts (unobtrusive), or after it ends.
-        let at = if self.unobtrusive { start } else { end };
+        // Unobtrusive: when the next unit will need room, its eviction goes
+        // out as this migration starts; otherwise the next unit is mapped
+        // when this one ends, as in the baseline.
+        let at = if self.unobtrusive && host.full(self.unit.bytes()) { start } else { end };
         self.phase = Phase::Migrating { next: next + 1, at, prev_start: start };
         Ok(())
     }
