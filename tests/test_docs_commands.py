@@ -192,6 +192,11 @@ COMMANDS: dict[str, Check] = {
     "tessera run --preset mosaic_gpu --set physmem.page_size=thp --workload bfs --param scale=12": Run(
         small=(("scale=12", "scale=8"),)),
     "tessera run --preset mosaic_gpu --trace bfs-trace": Run(),
+    # README, docs/uvm.md
+    "tessera run --preset uvm_gpu --workload bfs --set gpu.paging.memory=0.5": Run(
+        small=(("--workload bfs", "--workload bfs --param scale=12"),)),
+    "tessera run --preset uvm_gpu --workload bfs --param scale=16 --set gpu.paging.memory=0.5": Run(
+        small=(("scale=16", "scale=12"),)),
     # docs/mosaic-gpu.md
     "tessera run --preset mosaic_gpu_mosaic --apps bfs,pagerank --set gpu.paging=resident": Run(
         small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),

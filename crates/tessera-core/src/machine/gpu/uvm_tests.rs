@@ -52,7 +52,9 @@ fn a_longer_handling_time_costs_exactly_its_difference_per_batch_when_one_warp_f
 
 #[test]
 fn oversubscription_evicts_and_needs_a_swap_device() {
-    let e = GpuMachine::build(&spec(&["gpu.paging={ kind = \"uvm\", memory = 0.5 }"]), vec![builtin("bfs", &[("scale", "13")])], 1)
+    // Mosaic's GPU has no swap device.
+    let mosaic = super::tests::spec(&["gpu.paging={ kind = \"uvm\", memory = 0.5 }"]);
+    let e = GpuMachine::build(&mosaic, vec![builtin("bfs", &[("scale", "13")])], 1)
         .err()
         .unwrap()
         .to_string();

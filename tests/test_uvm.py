@@ -1,0 +1,58 @@
+"""Unified memory on the GPU (`gpu.paging = "uvm"`): the Python API, the CLI and config errors."""
+
+import pytest
+
+import tessera
+from tessera.cli import main
+
+BFS = [{"kernel": "bfs", "params": {"scale": 13}}]
+
+
+def run(*overrides, seed=1):
+    return tessera.simulate_gpu("uvm_gpu", BFS, overrides=list(overrides), seed=seed)
+
+
+def test_batches_gather_faults_and_every_unit_crosses_once():
+    r = run()
+    c = r.counters
+    assert c["gpu.paging.batches"] > 0
+    assert c["gpu.paging.batch_faults"] == c["gpu.paging.faults"]
+    assert c["gpu.paging.bytes_to_gpu"] == c["gpu.apps.0.mapped_bytes"]
+    assert c["gpu.paging.handling_cycles"] == 20_000 * c["gpu.paging.batches"]
+    assert c["gpu.paging.evictions"] == 0
+    # Same config, input and seed: identical counters.
+    assert run().counters == c
+
+
+def test_oversubscription_evicts_and_unobtrusive_eviction_goes_ahead():
+    base = run("gpu.paging.memory=0.5")
+    ue = run("gpu.paging.memory=0.5", "gpu.paging.unobtrusive=true")
+    for r in (base, ue):
+        assert r.counters["gpu.paging.evictions"] == r.counters["os.evictions"] > 0
+        assert r.counters["gpu.paging.bytes_to_host"] == 65536 * r.counters["gpu.paging.evictions"]
+    assert base.counters["gpu.paging.preemptive_evictions"] == 0
+    assert ue.counters["gpu.paging.preemptive_evictions"] > 0
+    # With the data fitting, unobtrusive eviction changes nothing.
+    assert run("gpu.paging.unobtrusive=true").counters == run().counters
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("gpu.paging.fault_buffer=0", "gpu.paging.fault_buffer"),
+        ("gpu.paging.memory=1.5", "gpu.paging.memory"),
+        ("gpu.paging.unit=\"2m\"", "gpu.paging.unit"),
+        ("gpu.paging.prefetch=\"psychic\"", "gpu.paging.prefetch"),
+    ],
+)
+def test_bad_settings_name_their_key(override, key):
+    with pytest.raises(tessera.ConfigError) as e:
+        run(override)
+    assert key in str(e.value)
+
+
+def test_the_cli_prints_the_unified_memory_table(capsys):
+    rc = main(["run", "--preset", "uvm_gpu", "--workload", "bfs", "--param", "scale=12", "--set", "gpu.paging.memory=0.5"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "Unified memory" in out and "premature evictions" in out
