@@ -43,7 +43,10 @@
 //!   back to the machine, which walks it again.
 //! - Handling time is the same for every batch, whatever its size (MacSim's
 //!   `batch_processing_overhead`); the paper measures it between 20 and 50 µs
-//!   on real GPUs and uses 20 µs.
+//!   on real GPUs and uses 20 µs. `handling_per_fault_us` adds a part per
+//!   fault (0 by default), for handling that grows with the batch as the
+//!   paper's Titan Xp measurements do (its Fig. 3: per-page time falls with
+//!   batch size, so the fixed part dominates).
 //! - Each unit is one transfer. `pcie = "constant"` moves `pcie_gbps` GB/s
 //!   per direction; `pcie = "curve"` uses UVM-Smart's size-dependent fit,
 //!   `curve_gbps · (2/π) · atan(curve_b · KiB)` GB/s (12 GB/s and 0.07292
@@ -55,7 +58,7 @@
 //! ## Config
 //! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
-//! `handling_us = 20`, `pcie = "constant"`, `pcie_gbps = 15.75`,
+//! `handling_us = 20`, `handling_per_fault_us = 0`, `pcie = "constant"`, `pcie_gbps = 15.75`,
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
 //! `memory = 1.0` (GPU memory over footprint, in (0, 1]; below 1 needs
 //! `os.swap`), `unobtrusive = false`, `prefetch = "none"`.
@@ -85,6 +88,8 @@ pub struct Config {
     pub batch_limit: u32,
     #[serde(default = "d_handling")]
     pub handling_us: f64,
+    #[serde(default)]
+    pub handling_per_fault_us: f64,
     #[serde(default = "d_pcie")]
     pub pcie: String,
     #[serde(default = "d_gbps")]
@@ -136,6 +141,7 @@ impl Default for Config {
             fault_buffer: d_buffer(),
             batch_limit: 0,
             handling_us: d_handling(),
+            handling_per_fault_us: 0.0,
             pcie: d_pcie(),
             pcie_gbps: d_gbps(),
             pcie_d2h_gbps: d_gbps(),
@@ -197,6 +203,9 @@ pub struct Uvm {
     capacity: usize,
     batch_limit: usize,
     handling: u64,
+    /// Handling time added per fault of the batch, in thousandths of a
+    /// cycle (exact for settings below a cycle).
+    handling_per_fault_milli: u64,
     /// Transfer cycles of `bytes` per direction.
     h2d: Link,
     d2h: Link,
@@ -275,8 +284,10 @@ impl Mechanism for Uvm {
         if !(cfg.memory > 0.0 && cfg.memory <= 1.0) {
             return Err(Error::config("gpu.paging.memory", format!("GPU memory is a share of the footprint in (0, 1], not {}", cfg.memory)));
         }
-        if !cfg.handling_us.is_finite() || cfg.handling_us < 0.0 {
-            return Err(Error::config("gpu.paging.handling_us", format!("must be a number of microseconds ≥ 0, not {}", cfg.handling_us)));
+        for (key, v) in [("handling_us", cfg.handling_us), ("handling_per_fault_us", cfg.handling_per_fault_us)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::config(format!("gpu.paging.{key}"), format!("must be a number of microseconds ≥ 0, not {v}")));
+            }
         }
         for (key, v) in [("pcie_gbps", cfg.pcie_gbps), ("pcie_d2h_gbps", cfg.pcie_d2h_gbps), ("curve_gbps", cfg.curve_gbps), ("curve_b", cfg.curve_b)] {
             positive(key, v)?;
@@ -301,6 +312,7 @@ impl Mechanism for Uvm {
             capacity: cfg.fault_buffer as usize,
             batch_limit: if cfg.batch_limit == 0 { usize::MAX } else { cfg.batch_limit as usize },
             handling: ctx.cycles_of_us(cfg.handling_us),
+            handling_per_fault_milli: (cfg.handling_per_fault_us * 1e6 * ctx.clock_ghz).round() as u64,
             h2d: link(cfg.pcie_gbps)?,
             d2h: link(cfg.pcie_d2h_gbps)?,
             unobtrusive: cfg.unobtrusive,
@@ -372,7 +384,9 @@ impl Uvm {
         let k = (usize::BITS - self.items.len().saturating_sub(1).leading_zeros()) as usize;
         self.histogram[k.min(HISTOGRAM)] += 1;
         self.batch_start = now;
-        self.stats.handling_cycles += self.handling;
+        // A fixed part (interrupt, preprocessing) and a part per fault (its CPU-side walk and bookkeeping).
+        let handling = self.handling + (faults.len() as u64 * self.handling_per_fault_milli).div_ceil(1000);
+        self.stats.handling_cycles += handling;
         self.preempted = false;
         // A memory of one unit holds only the unit that just arrived, whose
         // accesses have not walked again yet: evicting it would livelock.
@@ -388,7 +402,7 @@ impl Uvm {
                 self.preempted = true;
             }
         }
-        self.phase = Phase::Handling(now + self.handling);
+        self.phase = Phase::Handling(now + handling);
         Ok(())
     }
 

@@ -99,6 +99,19 @@ fn a_batch_pays_the_handling_time_once_then_migrates_in_address_order() {
 }
 
 #[test]
+fn handling_can_grow_with_the_batch() {
+    let mut p = uvm("handling_per_fault_us = 0.5");
+    let mut host = FakeHost::new(100);
+    for va in [0, U, 2 * U] {
+        p.raise(fault(va), 0);
+    }
+    let done = drain(&mut p, &mut host);
+    // 20 µs + 3 × 0.5 µs at 1 GHz before the first transfer.
+    assert_eq!(done[0], (21_500 + T64, 0));
+    assert_eq!(p.stats.handling_cycles, 21_500);
+}
+
+#[test]
 fn faults_raised_during_a_batch_wait_for_the_next() {
     let mut p = uvm("");
     let mut host = FakeHost::new(100);
@@ -189,6 +202,7 @@ fn bad_settings_name_their_keys() {
         ("pcie = \"fast\"", "gpu.paging.pcie"),
         ("pcie_gbps = 0.0", "gpu.paging.pcie_gbps"),
         ("handling_us = -1.0", "gpu.paging.handling_us"),
+        ("handling_per_fault_us = -1.0", "gpu.paging.handling_per_fault_us"),
         ("prefetch = \"psychic\"", "gpu.paging.prefetch"),
     ] {
         let cfg: Config = toml::from_str(text).unwrap();
