@@ -450,18 +450,15 @@ impl Os {
                 return Err(mem.tables_exhausted());
             }
             let unit = p.eviction.eviction_unit_frames();
-            if unit <= 1 {
-                *cycles += self.evict(Pfn(victim), pt, mem, caches, walker, tlbs)?;
-            } else {
-                *cycles += self.evict_unit(victim, unit, pt, mem, caches, walker, tlbs)?;
-            }
+            *cycles += self.evict_unit(victim, unit, pt, mem, caches, walker, tlbs)?;
         }
     }
 
     /// Evict every resident page whose first frame lies in the aligned unit
     /// of `unit` frames holding `victim`, in frame order, each through
     /// [`Self::evict`]; a victim page larger than the unit covers it and is
-    /// evicted alone. Returns the cycles charged.
+    /// evicted alone, and a unit of one frame is the victim alone. Returns
+    /// the cycles charged.
     #[allow(clippy::too_many_arguments)]
     fn evict_unit(
         &mut self,
@@ -474,6 +471,9 @@ impl Os {
         tlbs: &mut impl Shootdown,
     ) -> Result<u64> {
         debug_assert!(unit.is_power_of_two());
+        if unit <= 1 {
+            return self.evict(Pfn(victim), pt, mem, caches, walker, tlbs);
+        }
         let base = victim & !(unit - 1);
         let end = (base + unit).min(mem.capacity_frames());
         if mem.owner(Pfn(victim)).is_none() {
@@ -561,8 +561,7 @@ impl Os {
         };
         let unit = p.eviction.eviction_unit_frames();
         match victim {
-            Some(v) if unit > 1 => self.evict_unit(v, unit, pt, mem, caches, walker, tlbs).map(Some),
-            Some(v) => self.evict(Pfn(v), pt, mem, caches, walker, tlbs).map(Some),
+            Some(v) => self.evict_unit(v, unit, pt, mem, caches, walker, tlbs).map(Some),
             None => Ok(None),
         }
     }
