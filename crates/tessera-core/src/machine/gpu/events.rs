@@ -21,6 +21,8 @@ pub enum Event {
     Deliver(u32),
     /// The fault path asked to be polled (a batch ending).
     FaultPoll,
+    /// A degree-control epoch of thread oversubscription ends.
+    ToEpoch,
 }
 
 /// A calendar of events by (cycle, sequence).

@@ -54,6 +54,8 @@ pub mod memory;
 pub mod paging;
 pub mod sm;
 pub mod spec;
+pub mod thread_oversubscription;
+mod switching;
 pub mod tlbs;
 pub mod walkers;
 
@@ -64,6 +66,7 @@ use self::memory::GpuMemory;
 use self::paging::{FarFault, FaultPath, PagingCtx, PagingHost};
 use self::sm::{Sm, Warp};
 use self::spec::GpuSpec;
+use self::thread_oversubscription::ToControl;
 use self::tlbs::{Mshrs, Shootdowns, TlbLevel};
 use self::walkers::{MissState, Walkers};
 use crate::addr::{Asid, PageSize};
@@ -278,6 +281,12 @@ struct BlockSlot {
     threads: u32,
     regs: u32,
     shmem: u32,
+    /// Thread oversubscription: switched out (or never yet run), has run,
+    /// live warps waiting on a far fault, and dispatch order.
+    inactive: bool,
+    started: bool,
+    faulted: u32,
+    order: u64,
 }
 
 /// Machine-wide counters.
@@ -327,6 +336,8 @@ pub struct GpuMachine {
     unit: Option<PageSize>,
     /// Frames of data the GPU's memory holds, when smaller than the footprint.
     capacity: Option<u64>,
+    /// Thread oversubscription's degree controller, when on.
+    to: Option<ToControl>,
     /// The OS's eviction policy wants a touch per walk that translates.
     touches: bool,
     poll_at: Option<u64>,
@@ -349,6 +360,8 @@ pub struct GpuMachine {
     l1_waiters: Vec<(u32, u32)>,
     covered: Vec<u32>,
     faults_done: Vec<FarFault>,
+    fault_l1s: Vec<(u32, u32)>,
+    fault_warps: Vec<u32>,
     /// Pages in the order they missed the L2 TLB, and in the order their walks began (tests).
     #[cfg(test)]
     log: (Vec<(Asid, u64)>, Vec<(Asid, u64)>),
@@ -454,8 +467,9 @@ impl GpuMachine {
         for s in first..gpu.sms {
             sms.push(Sm::new(s, u16::MAX, &gpu));
         }
-        let warps = (0..n * gpu.max_warps_per_sm as usize).map(|_| Warp::default()).collect();
-        let blocks = vec![BlockSlot::default(); n * gpu.max_blocks_per_sm as usize];
+        let warps = (0..n * gpu.warp_slots() as usize).map(|_| Warp::default()).collect();
+        let blocks = vec![BlockSlot::default(); n * gpu.block_slots() as usize];
+        let to = gpu.thread_oversubscription.as_ref().map(ToControl::new);
         Ok(GpuMachine {
             blocking_ldst: gpu.ldst == "blocking",
             frozen_until: 0,
@@ -476,6 +490,7 @@ impl GpuMachine {
             in_flight: FxHashMap::default(),
             unit,
             capacity,
+            to,
             touches,
             poll_at: None,
             sms,
@@ -490,6 +505,8 @@ impl GpuMachine {
             l1_waiters: Vec::new(),
             covered: Vec::new(),
             faults_done: Vec::new(),
+            fault_l1s: Vec::new(),
+            fault_warps: Vec::new(),
             #[cfg(test)]
             log: Default::default(),
         })
@@ -539,6 +556,9 @@ impl GpuMachine {
             for a in 0..self.apps.len() {
                 self.next_kernel(a, 0)?;
             }
+            if let Some(to) = self.to.as_ref().filter(|to| to.spec.adaptive) {
+                self.events.at(to.spec.epoch_cycles, Event::ToEpoch);
+            }
         }
         while let Some((t, e)) = self.events.pop_before(until) {
             debug_assert!(t >= self.now, "event at {t} before now {}", self.now);
@@ -562,6 +582,7 @@ impl GpuMachine {
                     let (_, pfn_base, size) = self.walkers.waiting(m);
                     self.translated(m, pfn_base, size, t);
                 }
+                Event::ToEpoch => self.to_epoch(t),
                 Event::FaultPoll => {
                     self.poll_at = None;
                     let mut done = std::mem::take(&mut self.faults_done);
@@ -752,43 +773,80 @@ impl GpuMachine {
         Ok(())
     }
 
-    /// Give SM `s` as many of its application's remaining blocks as fit.
+    /// Give SM `s` as many of its application's remaining blocks as fit
+    /// (with thread oversubscription: inactive blocks first, then up to
+    /// its degree of inactive blocks beyond them).
     fn dispatch(&mut self, s: u32, t: u64) {
-        let a = self.sms[s as usize].app as usize;
-        loop {
-            let app = &self.apps[a];
-            let Some(k) = &app.kernel else { return };
-            if app.next_block >= k.blocks.len() {
-                return;
-            }
-            let threads = k.threads_per_block();
-            let (warps, regs, shmem) = (k.warps_per_block(), k.regs_per_thread * threads, k.shmem_bytes);
-            let sm = &mut self.sms[s as usize];
-            if !sm.has_room(warps, threads, regs, shmem) {
-                return;
-            }
-            let b = app.next_block;
-            let slot = sm.take_block(warps, threads, regs, shmem);
-            let block = &k.blocks[b];
-            let mut ids = std::mem::take(&mut self.blocks[slot as usize].warps);
-            ids.clear();
-            for w in 0..block.warps.len() {
-                let id = sm.take_warp();
-                self.age += 1;
-                self.warps[id as usize].start(a as u16, s, slot, b as u32, w as u32, t, self.age);
-                ids.push(id);
-            }
-            let live = ids.len() as u32;
-            self.blocks[slot as usize] = BlockSlot { app: a as u16, live_warps: live, at_barrier: 0, warps: ids, threads, regs, shmem };
-            self.apps[a].next_block += 1;
-            self.apps[a].blocks_running += 1;
-            self.sms[s as usize].warps_resident(live, t);
-            if live == 0 {
-                self.block_done(s, slot, t);
-                continue;
-            }
-            self.wake(s, t);
+        if self.to.is_some() {
+            self.run_inactive(s, t);
         }
+        while self.start_block(s, true, t) {}
+        if let Some(to) = &self.to {
+            let degree = to.degree;
+            while self.sms[s as usize].inactive_blocks < degree && self.start_block(s, false, t) {}
+        }
+    }
+
+    /// Start SM `s`'s application's next block at `t`, running (`active`)
+    /// or inactive; whether there was one and it found room.
+    fn start_block(&mut self, s: u32, active: bool, t: u64) -> bool {
+        let a = self.sms[s as usize].app as usize;
+        let app = &self.apps[a];
+        let Some(k) = &app.kernel else { return false };
+        if app.next_block >= k.blocks.len() {
+            return false;
+        }
+        let threads = k.threads_per_block();
+        let (warps, regs, shmem) = (k.warps_per_block(), k.regs_per_thread * threads, k.shmem_bytes);
+        let b = app.next_block;
+        let block = &k.blocks[b];
+        let sm = &mut self.sms[s as usize];
+        let fits = if active { sm.has_room(warps, threads, regs, shmem) } else { !block.warps.is_empty() && sm.has_slots(warps) };
+        if !fits {
+            return false;
+        }
+        let slot = sm.take_block(active, block.warps.len() as u32, threads, regs, shmem);
+        let mut ids = std::mem::take(&mut self.blocks[slot as usize].warps);
+        ids.clear();
+        for w in 0..block.warps.len() {
+            let id = sm.take_warp();
+            self.age += 1;
+            let warp = &mut self.warps[id as usize];
+            warp.start(a as u16, s, slot, b as u32, w as u32, t, self.age);
+            if !active {
+                warp.park();
+            }
+            ids.push(id);
+        }
+        let live = ids.len() as u32;
+        self.blocks[slot as usize] = BlockSlot {
+            app: a as u16,
+            live_warps: live,
+            at_barrier: 0,
+            warps: ids,
+            threads,
+            regs,
+            shmem,
+            inactive: !active,
+            started: active,
+            faulted: 0,
+            order: self.age,
+        };
+        self.apps[a].next_block += 1;
+        self.apps[a].blocks_running += 1;
+        self.sms[s as usize].warps_resident(live, t);
+        if !active {
+            if let Some(to) = &mut self.to {
+                to.stats.inactive_dispatched += 1;
+            }
+            return true;
+        }
+        if live == 0 {
+            self.block_done(s, slot, t);
+            return true;
+        }
+        self.wake(s, t);
+        true
     }
 
     /// Make SM `s` look for ready warps at `t` (unless it already will sooner).
@@ -945,6 +1003,9 @@ impl GpuMachine {
         mshrs.get_mut(id).waiters.push(PageWaiter { warp: w, page: i });
         if merged {
             l1.stats.mshr_merges += 1;
+            if self.to.is_some() && mshrs.get(id).faulted {
+                self.faulted_warp(w, t);
+            }
         } else {
             let at = if self.l2_tlb.absent() { at } else { self.l2_tlb.port(at) + self.l2_tlb.latency };
             self.events.at(at, Event::L2Tlb(s, id));
@@ -966,6 +1027,9 @@ impl GpuMachine {
         self.l2_mshrs.get_mut(m).waiters.push((s, id));
         if merged {
             self.l2_tlb.stats.mshr_merges += 1;
+            if self.to.is_some() && matches!(self.walkers.state(m), MissState::Waiting { faulted: true, .. }) {
+                self.faulted_l1(s, id, t);
+            }
             return Ok(());
         }
         #[cfg(test)]
@@ -1076,11 +1140,17 @@ impl GpuMachine {
                         f.waiters.push(m);
                         self.walkers.set_state(m, MissState::Waiting { page_va: key.1, pfn_base, size, faulted: true });
                         self.walkers.set_faulted(m);
+                        if self.to.is_some() {
+                            self.faulted_miss(m, t);
+                        }
                     }
                     // Mapped, but its far fault is still being serviced.
                     Some(f) if f.ready > t => {
                         self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
                         self.events.at(f.ready, Event::Deliver(m));
+                        if self.to.is_some() {
+                            self.faulted_miss(m, t);
+                        }
                     }
                     _ => {
                         if self.touches {
@@ -1109,6 +1179,9 @@ impl GpuMachine {
                     let key = (asid, va & !(unit.bytes() - 1));
                     self.walkers.set_state(m, MissState::Waiting { page_va: key.1, pfn_base: 0, size: unit, faulted: true });
                     self.walkers.set_faulted(m);
+                    if self.to.is_some() {
+                        self.faulted_miss(m, t);
+                    }
                     match self.in_flight.get_mut(&key) {
                         Some(f) => f.waiters.push(m),
                         None => {
@@ -1132,6 +1205,9 @@ impl GpuMachine {
                 self.walkers.set_state(m, MissState::Waiting { page_va: page, pfn_base, size, faulted: true });
                 self.walkers.stats.faults += 1;
                 self.walkers.set_faulted(m);
+                if self.to.is_some() {
+                    self.faulted_miss(m, t);
+                }
                         let fault = FarFault { asid, va: page, size, miss: m };
                 match self.paging.raise(fault, t) {
                     Some(ready) => {
@@ -1229,8 +1305,17 @@ impl GpuMachine {
         if warp.pending == 0 {
             let stall = done - warp.issued_at;
             self.stats.stall[warp.reason as usize] += stall;
-            warp.ready_at = done;
-            self.wake(sm, done);
+            let faulted = warp.faulted;
+            if warp.parked {
+                warp.saved_ready = done;
+            } else {
+                warp.ready_at = done.max(warp.not_before);
+                let at = warp.ready_at;
+                self.wake(sm, at);
+            }
+            if faulted {
+                self.fault_served(w, t);
+            }
         }
         // The page a held load/store unit waited for: go on with the next.
         if matches!(self.sms[sm as usize].ldst_hold, Some((h, _)) if h == w) {
@@ -1290,8 +1375,8 @@ impl GpuMachine {
     fn block_done(&mut self, s: u32, b: u32, t: u64) {
         let blk = &self.blocks[b as usize];
         let a = blk.app as usize;
-        let (threads, regs, shmem, warps) = (blk.threads, blk.regs, blk.shmem, blk.warps.len() as u32);
-        self.sms[s as usize].free_block(b, warps, threads, regs, shmem, t);
+        let (threads, regs, shmem) = (blk.threads, blk.regs, blk.shmem);
+        self.sms[s as usize].free_block(b, threads, regs, shmem, t);
         self.apps[a].blocks_running -= 1;
     }
 
@@ -1383,6 +1468,9 @@ impl GpuMachine {
         v.gauge("l1_tlb.mshr_peak", peak_l1, "entries", "most L1 TLB misses on their way at once in one SM");
         v.gauge("l2_tlb.mshr_peak", self.l2_mshrs.peak, "entries", "most L2 TLB misses on their way at once");
         self.walkers.visit(&mut Prefixed::new("walker", v));
+        if let Some(to) = &self.to {
+            to.visit(&mut Prefixed::new("to", v));
+        }
         v.counter("walker.stale_fills", self.stale_fills, "walks", "walks whose page a shootdown invalidated while they read it: not filled, walked again");
         {
                 let mut p = Prefixed::new("paging", v);
@@ -1432,3 +1520,5 @@ mod mosaic_tests;
 mod tests;
 #[cfg(test)]
 mod uvm_tests;
+#[cfg(test)]
+mod to_tests;

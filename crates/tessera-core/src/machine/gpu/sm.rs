@@ -44,6 +44,13 @@ pub struct Warp {
     /// Blocking load/store unit: the next page of the instruction to translate.
     pub next_page: u8,
     pub coalesced: Box<Coalesced>,
+    /// Thread oversubscription: its block is switched out (not scheduled;
+    /// `saved_ready` holds when it could issue), its instruction waits on a
+    /// far fault, and it issues no earlier than `not_before` (a context restore).
+    pub parked: bool,
+    pub saved_ready: u64,
+    pub faulted: bool,
+    pub not_before: u64,
 }
 
 impl Default for Warp {
@@ -67,6 +74,10 @@ impl Default for Warp {
             op: Op::Alu,
             next_page: 0,
             coalesced: Box::new(Coalesced::new(PageSize::Size4K)),
+            parked: false,
+            saved_ready: u64::MAX,
+            faulted: false,
+            not_before: 0,
         }
     }
 }
@@ -78,6 +89,22 @@ impl Warp {
     pub fn start(&mut self, app: u16, sm: u32, block: u32, block_index: u32, index: u32, t: u64, age: u64) {
         (self.active, self.app, self.sm, self.block, self.block_index, self.index) = (true, app, sm, block, block_index, index);
         (self.pc, self.addr_at, self.ready_at, self.age, self.at_barrier, self.pending) = (0, 0, t, age, false, 0);
+        (self.parked, self.saved_ready, self.faulted, self.not_before) = (false, u64::MAX, false, 0);
+    }
+
+    /// Switched out at `t` (thread oversubscription): not scheduled until switched in.
+    pub fn park(&mut self) {
+        self.parked = true;
+        self.saved_ready = self.ready_at;
+        self.ready_at = u64::MAX;
+    }
+
+    /// Switched in: ready when it was, but not before `not_before`.
+    pub fn unpark(&mut self, not_before: u64) {
+        self.parked = false;
+        self.not_before = not_before;
+        self.ready_at = if self.saved_ready == u64::MAX { u64::MAX } else { self.saved_ready.max(not_before) };
+        self.saved_ready = u64::MAX;
     }
 
     #[inline]
@@ -103,6 +130,13 @@ pub struct Sm {
     regs: u32,
     shmem: u32,
     limits: (u32, u32, u32),
+    /// Blocks and warps running (active), and their limits; with thread
+    /// oversubscription the slots also hold inactive blocks.
+    active_blocks: u32,
+    active_warps: u32,
+    block_limit: u32,
+    warp_limit: u32,
+    pub inactive_blocks: u32,
     resident: u32,
     resident_since: u64,
     resident_total: u64,
@@ -110,8 +144,9 @@ pub struct Sm {
 
 impl Sm {
     pub fn new(index: u32, app: u16, g: &GpuSpec) -> Sm {
-        let warp_base = index * g.max_warps_per_sm;
-        let block_base = index * g.max_blocks_per_sm;
+        let (warp_slots, block_slots) = (g.warp_slots(), g.block_slots());
+        let warp_base = index * warp_slots;
+        let block_base = index * block_slots;
         Sm {
             app,
             next_tick: u64::MAX,
@@ -121,37 +156,73 @@ impl Sm {
             scheduler: if g.scheduler == "lrr" { Scheduler::Lrr } else { Scheduler::Gto },
             last: None,
             warp_base,
-            max_warps: g.max_warps_per_sm,
-            free_warps: (warp_base..warp_base + g.max_warps_per_sm).rev().collect(),
-            free_blocks: (block_base..block_base + g.max_blocks_per_sm).rev().collect(),
+            max_warps: warp_slots,
+            free_warps: (warp_base..warp_base + warp_slots).rev().collect(),
+            free_blocks: (block_base..block_base + block_slots).rev().collect(),
             threads: 0,
             regs: 0,
             shmem: 0,
             limits: (g.max_threads_per_sm, g.registers_per_sm, g.shared_memory_per_sm.0.min(u32::MAX as u64) as u32),
+            active_blocks: 0,
+            active_warps: 0,
+            block_limit: g.max_blocks_per_sm,
+            warp_limit: g.max_warps_per_sm,
+            inactive_blocks: 0,
             resident: 0,
             resident_since: 0,
             resident_total: 0,
         }
     }
 
-    /// Whether a block of `warps` warps, `threads` threads, `regs` registers and `shmem` bytes fits now.
+    /// Whether a block of `warps` warps, `threads` threads, `regs` registers and `shmem` bytes can run now.
     pub fn has_room(&self, warps: u32, threads: u32, regs: u32, shmem: u32) -> bool {
-        !self.free_blocks.is_empty()
-            && self.free_warps.len() as u32 >= warps
+        self.has_slots(warps) && self.can_run(warps, threads, regs, shmem)
+    }
+
+    /// Whether a block of `warps` warps finds free slots (to run or to wait inactive).
+    pub fn has_slots(&self, warps: u32) -> bool {
+        !self.free_blocks.is_empty() && self.free_warps.len() as u32 >= warps
+    }
+
+    /// Whether the running blocks leave room for one more of this shape.
+    pub fn can_run(&self, warps: u32, threads: u32, regs: u32, shmem: u32) -> bool {
+        self.active_blocks < self.block_limit
+            && self.active_warps + warps <= self.warp_limit
             && self.threads + threads <= self.limits.0
             && self.regs + regs <= self.limits.1
             && self.shmem + shmem <= self.limits.2
     }
 
-    pub fn take_block(&mut self, _warps: u32, threads: u32, regs: u32, shmem: u32) -> u32 {
+    /// A block slot for a block of `warps` warps that runs (`active`) or waits inactive.
+    pub fn take_block(&mut self, active: bool, warps: u32, threads: u32, regs: u32, shmem: u32) -> u32 {
+        if active {
+            self.activate(warps, threads, regs, shmem);
+        } else {
+            self.inactive_blocks += 1;
+        }
+        self.free_blocks.pop().expect("checked by has_slots")
+    }
+
+    /// A block with `warps` live warps starts running: it holds the SM's resources.
+    pub fn activate(&mut self, warps: u32, threads: u32, regs: u32, shmem: u32) {
+        self.active_blocks += 1;
+        self.active_warps += warps;
         self.threads += threads;
         self.regs += regs;
         self.shmem += shmem;
-        self.free_blocks.pop().expect("checked by has_room")
+    }
+
+    /// A running block with `warps` live warps is switched out: its resources are free.
+    pub fn deactivate(&mut self, warps: u32, threads: u32, regs: u32, shmem: u32) {
+        self.active_blocks -= 1;
+        self.active_warps -= warps;
+        self.threads -= threads;
+        self.regs -= regs;
+        self.shmem -= shmem;
     }
 
     pub fn take_warp(&mut self) -> u32 {
-        self.free_warps.pop().expect("checked by has_room")
+        self.free_warps.pop().expect("checked by has_slots")
     }
 
     pub fn warps_resident(&mut self, n: u32, t: u64) {
@@ -161,18 +232,19 @@ impl Sm {
         self.resident += n;
     }
 
+    /// Warp `w` (of a running block) exits at `t`.
     pub fn free_warp(&mut self, w: u32, t: u64) {
         self.free_warps.push(w);
+        self.active_warps -= 1;
         self.resident -= 1;
         if self.resident == 0 {
             self.resident_total += t - self.resident_since;
         }
     }
 
-    pub fn free_block(&mut self, b: u32, _warps: u32, threads: u32, regs: u32, shmem: u32, _t: u64) {
-        self.threads -= threads;
-        self.regs -= regs;
-        self.shmem -= shmem;
+    /// Block slot `b`, which ran, ends (its warps have exited).
+    pub fn free_block(&mut self, b: u32, threads: u32, regs: u32, shmem: u32, _t: u64) {
+        self.deactivate(0, threads, regs, shmem);
         self.free_blocks.push(b);
     }
 
@@ -289,10 +361,39 @@ mod tests {
         let g = GpuSpec { max_warps_per_sm: 4, max_threads_per_sm: 128, ..GpuSpec::default() };
         let mut s = Sm::new(0, 0, &g);
         assert!(s.has_room(2, 64, 1000, 0));
-        let b = s.take_block(2, 64, 1000, 0);
-        s.take_block(2, 64, 1000, 0);
+        let b = s.take_block(true, 2, 64, 1000, 0);
+        let first: Vec<u32> = (0..2).map(|_| s.take_warp()).collect();
+        s.take_block(true, 2, 64, 1000, 0);
+        (s.take_warp(), s.take_warp());
+        s.warps_resident(4, 0);
         assert!(!s.has_room(1, 32, 0, 0), "threads are used up");
-        s.free_block(b, 2, 64, 1000, 0, 0);
-        assert!(s.has_room(2, 64, 1000, 0) == (s.free_warps.len() >= 2));
+        for w in first {
+            s.free_warp(w, 5);
+        }
+        assert!(!s.has_room(2, 64, 0, 0), "the block still holds its threads");
+        s.free_block(b, 64, 1000, 0, 5);
+        assert!(s.has_room(2, 64, 1000, 0));
+        assert!(!s.has_room(3, 64, 1000, 0), "two warps are still running");
+    }
+
+    #[test]
+    fn inactive_blocks_take_slots_but_no_resources() {
+        let g = GpuSpec {
+            max_warps_per_sm: 4,
+            max_blocks_per_sm: 1,
+            thread_oversubscription: Some(super::super::thread_oversubscription::ToSpec { max_extra_blocks: 2, ..Default::default() }),
+            ..GpuSpec::default()
+        };
+        let mut s = Sm::new(1, 0, &g);
+        assert_eq!(s.free_warps.len(), 12);
+        assert_eq!(s.free_warps.last(), Some(&12), "SM 1's warp ids start after SM 0's 12");
+        s.take_block(true, 4, 128, 0, 0);
+        assert!(!s.can_run(1, 32, 0, 0) && s.has_slots(4));
+        s.take_block(false, 4, 128, 0, 0);
+        s.take_block(false, 4, 128, 0, 0);
+        assert!(!s.has_slots(1), "three blocks: one running, two inactive");
+        assert_eq!(s.inactive_blocks, 2);
+        s.deactivate(4, 128, 0, 0);
+        assert!(s.can_run(4, 128, 0, 0), "switched out: its room is free");
     }
 }

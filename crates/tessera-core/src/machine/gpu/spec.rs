@@ -13,6 +13,8 @@ use crate::config::spec::{ByteSize, CacheLevelSpec, Ways};
 use crate::error::{Error, Result};
 use crate::registry::MechanismSpec;
 
+use super::thread_oversubscription::ToSpec;
+
 /// The whole `[gpu]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,9 +79,13 @@ pub struct GpuSpec {
     pub l2_banks: u32,
     #[serde(default)]
     pub dram: GpuDramSpec,
-    /// The fault path (`demand` or `resident`).
+    /// The fault path (`demand`, `resident` or `uvm`).
     #[serde(default = "d_paging")]
     pub paging: MechanismSpec,
+    /// Thread oversubscription: inactive thread blocks switched in when a
+    /// running block waits on page faults (absent: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_oversubscription: Option<ToSpec>,
 }
 
 /// One TLB level of the GPU: one array per page size it holds.
@@ -260,6 +266,7 @@ impl Default for GpuSpec {
             l2_banks: d_banks(),
             dram: GpuDramSpec::default(),
             paging: d_paging(),
+            thread_oversubscription: None,
         }
     }
 }
@@ -337,7 +344,26 @@ impl GpuSpec {
         }
         self.l1_tlb.geometry("gpu.l1_tlb")?;
         self.l2_tlb.geometry("gpu.l2_tlb")?;
+        if let Some(to) = &self.thread_oversubscription {
+            to.validate()?;
+        }
         Ok(())
+    }
+
+    /// Inactive blocks an SM may hold at most (thread oversubscription).
+    pub fn max_extra_blocks(&self) -> u32 {
+        self.thread_oversubscription.as_ref().map_or(0, |t| t.max_extra_blocks)
+    }
+
+    /// Warp slots of one SM: those it runs, and room for its inactive blocks
+    /// (a block has at most `max_warps_per_sm` warps).
+    pub fn warp_slots(&self) -> u32 {
+        self.max_warps_per_sm * (1 + self.max_extra_blocks())
+    }
+
+    /// Thread-block slots of one SM, active and inactive.
+    pub fn block_slots(&self) -> u32 {
+        self.max_blocks_per_sm + self.max_extra_blocks()
     }
 
     /// SMs of each of `apps` applications: `sm_split`, or an equal split

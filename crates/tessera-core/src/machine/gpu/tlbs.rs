@@ -183,6 +183,8 @@ pub struct MshrEntry<W> {
     pub va: u64,
     pub live: bool,
     pub waiters: Vec<W>,
+    /// Its miss waits on a far fault (thread oversubscription watches it).
+    pub faulted: bool,
 }
 
 impl<W> Default for Mshrs<W> {
@@ -203,11 +205,11 @@ impl<W> Mshrs<W> {
         let id = match self.free.pop() {
             Some(id) => {
                 let e = &mut self.entries[id as usize];
-                (e.asid, e.va, e.live) = (asid, va, true);
+                (e.asid, e.va, e.live, e.faulted) = (asid, va, true, false);
                 id
             }
             None => {
-                self.entries.push(MshrEntry { asid, va, live: true, waiters: Vec::new() });
+                self.entries.push(MshrEntry { asid, va, live: true, waiters: Vec::new(), faulted: false });
                 self.entries.len() as u32 - 1
             }
         };

@@ -98,5 +98,11 @@ pub trait FaultPath {
     /// Faults whose pages are usable at `now`, appended to `done`; a path
     /// that maps pages itself does it through `host`.
     fn poll(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> crate::error::Result<()>;
+    /// Page lifetimes so far: cycles from each evicted unit's arrival to
+    /// its eviction, summed, and the units counted (thread
+    /// oversubscription's degree control reads them).
+    fn lifetimes(&self) -> (u64, u64) {
+        (0, 0)
+    }
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor);
 }

@@ -481,6 +481,10 @@ impl FaultPath for Uvm {
         self.memory
     }
 
+    fn lifetimes(&self) -> (u64, u64) {
+        (self.stats.lifetime_cycles, self.stats.evictions)
+    }
+
     fn raise(&mut self, fault: FarFault, now: u64) -> Option<u64> {
         let key = self.key(fault.asid, fault.va);
         let fault = FarFault { va: key.1, size: self.unit, ..fault };
