@@ -1342,7 +1342,8 @@ impl GpuMachine {
         blk.at_barrier = 0;
         for &w in &blk.warps {
             let warp = &mut self.warps[w as usize];
-            if warp.active && warp.at_barrier {
+            // A warp that exited may have lent its slot to another block.
+            if warp.active && warp.at_barrier && warp.block as usize == b {
                 warp.at_barrier = false;
                 warp.ready_at = t + self.gpu.alu_cycles;
             }

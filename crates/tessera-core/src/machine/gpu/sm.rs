@@ -94,6 +94,7 @@ impl Warp {
 
     /// Switched out at `t` (thread oversubscription): not scheduled until switched in.
     pub fn park(&mut self) {
+        debug_assert!(!self.parked, "parked twice");
         self.parked = true;
         self.saved_ready = self.ready_at;
         self.ready_at = u64::MAX;
@@ -101,6 +102,7 @@ impl Warp {
 
     /// Switched in: ready when it was, but not before `not_before`.
     pub fn unpark(&mut self, not_before: u64) {
+        debug_assert!(self.parked, "switched in twice");
         self.parked = false;
         self.not_before = not_before;
         self.ready_at = if self.saved_ready == u64::MAX { u64::MAX } else { self.saved_ready.max(not_before) };
@@ -123,7 +125,10 @@ pub struct Sm {
     scheduler: Scheduler,
     last: Option<u32>,
     warp_base: u32,
-    max_warps: u32,
+    /// Slots ever used (from the lowest): the schedulers scan no further
+    /// (slots are taken lowest first, so oversubscription's spare slots
+    /// cost nothing until used).
+    span: u32,
     free_warps: Vec<u32>,
     free_blocks: Vec<u32>,
     threads: u32,
@@ -156,7 +161,8 @@ impl Sm {
             scheduler: if g.scheduler == "lrr" { Scheduler::Lrr } else { Scheduler::Gto },
             last: None,
             warp_base,
-            max_warps: warp_slots,
+
+            span: 0,
             free_warps: (warp_base..warp_base + warp_slots).rev().collect(),
             free_blocks: (block_base..block_base + block_slots).rev().collect(),
             threads: 0,
@@ -222,7 +228,9 @@ impl Sm {
     }
 
     pub fn take_warp(&mut self) -> u32 {
-        self.free_warps.pop().expect("checked by has_slots")
+        let w = self.free_warps.pop().expect("checked by has_slots");
+        self.span = self.span.max(w - self.warp_base + 1);
+        w
     }
 
     pub fn warps_resident(&mut self, n: u32, t: u64) {
@@ -258,7 +266,7 @@ impl Sm {
     /// schedulers do); remembers it.
     #[inline]
     pub fn pick(&mut self, warps: &[Warp], t: u64, can: impl Fn(u32) -> bool) -> Option<u32> {
-        let range = self.warp_base..self.warp_base + self.max_warps;
+        let range = self.warp_base..self.warp_base + self.span;
         let ok = |w: u32| warps[w as usize].ready(t) && can(w);
         let chosen = match self.scheduler {
             Scheduler::Gto => match self.last.filter(|&w| ok(w)) {
@@ -266,8 +274,9 @@ impl Sm {
                 None => range.filter(|&w| ok(w)).min_by_key(|&w| warps[w as usize].age),
             },
             Scheduler::Lrr => {
+                // Slots past the span are empty: cycling over the span finds the same warp.
                 let start = self.last.map_or(0, |w| w - self.warp_base + 1);
-                (0..self.max_warps).map(|k| self.warp_base + (start + k) % self.max_warps).find(|&w| ok(w))
+                (0..self.span).map(|k| self.warp_base + (start + k) % self.span).find(|&w| ok(w))
             }
         };
         if chosen.is_some() {
@@ -279,7 +288,7 @@ impl Sm {
     /// The earliest cycle a resident warp that `can` issue may issue, if any is not waiting.
     #[inline]
     pub fn next_ready(&self, warps: &[Warp], can: impl Fn(u32) -> bool) -> Option<u64> {
-        (self.warp_base..self.warp_base + self.max_warps)
+        (self.warp_base..self.warp_base + self.span)
             .filter(|&w| {
                 let x = &warps[w as usize];
                 x.active && x.ready_at != u64::MAX && can(w)

@@ -90,7 +90,8 @@ impl GpuMachine {
         out.inactive = true;
         for &w in &out.warps {
             let warp = &mut self.warps[w as usize];
-            if warp.active {
+            // A warp that exited may have lent its slot to another block.
+            if warp.active && warp.block == b {
                 warp.park();
             }
         }
@@ -115,7 +116,7 @@ impl GpuMachine {
         let mut first = u64::MAX;
         for &w in &blk.warps {
             let warp = &mut self.warps[w as usize];
-            if warp.active {
+            if warp.active && warp.block == b {
                 warp.unpark(t + restore);
                 first = first.min(warp.ready_at);
             }

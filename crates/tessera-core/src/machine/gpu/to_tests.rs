@@ -26,8 +26,11 @@ fn bfs() -> GpuApp {
 
 #[test]
 fn switches_on_faults_run_every_block_once() {
+    // Scale 16: warps exit and lend their slots to other blocks while their
+    // own block is switched out (a switch must touch only its own warps).
+    let bfs = || builtin("bfs", &[("scale", "16")]);
     let base = run_apps(&spec(&[]), vec![bfs()], 1).unwrap();
-    let to = run_apps(&spec(&["gpu.thread_oversubscription={}"]), vec![bfs()], 1).unwrap();
+    let to = run_apps(&spec(&["gpu.thread_oversubscription={ adaptive = false }"]), vec![bfs()], 1).unwrap();
     assert_eq!(counter(&to, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
     assert_eq!(counter(&to, "gpu.apps.0.thread_instructions"), counter(&base, "gpu.apps.0.thread_instructions"));
     let switches = counter(&to, "gpu.to.switches");
