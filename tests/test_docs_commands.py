@@ -197,6 +197,8 @@ COMMANDS: dict[str, Check] = {
         small=(("--workload bfs", "--workload bfs --param scale=12"),)),
     "tessera run --preset uvm_gpu --workload bfs --param scale=16 --set gpu.paging.memory=0.5": Run(
         small=(("scale=16", "scale=12"),)),
+    "tessera run --preset uvm_gpu --workload bfs --param scale=16 --set gpu.paging.memory=0.75 --set "
+    "\"gpu.thread_oversubscription={}\"": Run(small=(("scale=16", "scale=12"),)),
     # docs/mosaic-gpu.md
     "tessera run --preset mosaic_gpu_mosaic --apps bfs,pagerank --set gpu.paging=resident": Run(
         small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),

@@ -43,6 +43,9 @@ def test_oversubscription_evicts_and_unobtrusive_eviction_goes_ahead():
         ("gpu.paging.memory=1.5", "gpu.paging.memory"),
         ("gpu.paging.unit=\"2m\"", "gpu.paging.unit"),
         ("gpu.paging.prefetch=\"psychic\"", "gpu.paging.prefetch"),
+        ("gpu.thread_oversubscription={ max_extra_blocks = 0, extra_blocks = 0 }", "gpu.thread_oversubscription.max_extra_blocks"),
+        ("gpu.thread_oversubscription={ lifetime_drop = 2 }", "gpu.thread_oversubscription.lifetime_drop"),
+        ("gpu.thread_oversubscription={ blocks = 2 }", "blocks"),
     ],
 )
 def test_bad_settings_name_their_key(override, key):
@@ -56,3 +59,19 @@ def test_the_cli_prints_the_unified_memory_table(capsys):
     assert rc == 0
     out = capsys.readouterr().out
     assert "Unified memory" in out and "premature evictions" in out
+
+
+def test_thread_oversubscription_switches_blocks_and_runs_the_same_instructions():
+    base = run("gpu.paging.memory=0.75")
+    to = run("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}")
+    c = to.counters
+    assert c["gpu.to.switches"] > 0 and c["gpu.to.inactive_dispatched"] > 0
+    assert c["gpu.apps.0.warp_instructions"] == base.counters["gpu.apps.0.warp_instructions"]
+    assert "gpu.to.switches" not in base.counters
+    assert run("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}").counters == c
+
+
+def test_the_cli_prints_thread_oversubscription(capsys):
+    args = ["run", "--preset", "uvm_gpu", "--workload", "bfs", "--param", "scale=12", "--set", "gpu.thread_oversubscription={}"]
+    assert main(args) == 0
+    assert "blocks switched out on faults" in capsys.readouterr().out

@@ -108,4 +108,9 @@ def _unified_memory(c):
     t.add_row("premature evictions", fmt(c.get("gpu.paging.premature_evictions")))
     ev = c.get("gpu.paging.evictions", 0)
     t.add_row("mean unit lifetime (cycles)", fmt(c.get("gpu.paging.lifetime_cycles", 0) / ev) if ev else "-")
+    if "gpu.to.switches" in c:
+        # Thread oversubscription (`gpu.thread_oversubscription`).
+        t.add_row("blocks switched out on faults", fmt(c["gpu.to.switches"]))
+        t.add_row("context save + restore (cycles)", fmt(c.get("gpu.to.save_cycles", 0) + c.get("gpu.to.restore_cycles", 0)))
+        t.add_row("extra blocks per SM (end, peak)", f"{fmt(c.get('gpu.to.degree'))}, {fmt(c.get('gpu.to.peak_degree'))}")
     return t

@@ -108,3 +108,18 @@ fn root_chunk_eviction_empties_whole_chunks_and_prefetchers_add_units() {
     assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), counter(&m, "gpu.apps.0.mapped_bytes"));
     assert!(counter(&m, "gpu.paging.bytes_to_gpu") <= counter(&m, "gpu.paging.batch_units") * 4096);
 }
+
+#[test]
+fn nvidia_batching_flushes_and_limits_services_and_runs_the_same_work() {
+    let nvidia = "gpu.paging={ kind = \"uvm\", batch_limit = 4, batches_per_service = 20, replay = \"batch_flush\", service_us = 5 }";
+    let m = run_apps(&spec(&[nvidia]), vec![builtin("bfs", &[("scale", "13")])], 1).unwrap();
+    let base = run_apps(&spec(&[UVM]), vec![builtin("bfs", &[("scale", "13")])], 1).unwrap();
+    assert_eq!(counter(&m, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+    let (batches, services, flushed) = (counter(&m, "gpu.paging.batches"), counter(&m, "gpu.paging.services"), counter(&m, "gpu.paging.flushed"));
+    assert!(flushed > 0, "batches of 4 leave faults buffered, which the flush drops");
+    assert!(services >= batches.div_ceil(20) && services <= batches);
+    // Every flushed fault came back: each unit still crosses the link once.
+    assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), counter(&m, "gpu.apps.0.mapped_bytes"));
+    assert_eq!(counter(&m, "gpu.paging.faults"), counter(&m, "gpu.paging.batch_faults") + flushed);
+    assert_eq!(counter(&m, "gpu.paging.handling_cycles"), 20_000 * batches + 5_000 * services);
+}

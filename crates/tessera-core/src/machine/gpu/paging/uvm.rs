@@ -106,6 +106,17 @@ pub struct Config {
     pub unobtrusive: bool,
     #[serde(default = "d_prefetch")]
     pub prefetch: MechanismSpec,
+    /// NVIDIA's driver: batches one service (one bottom half) takes before
+    /// it ends (0: no limit), the limit while it sees thrashing, the cost of
+    /// beginning a service, and what happens to the buffer after a batch.
+    #[serde(default)]
+    pub batches_per_service: u32,
+    #[serde(default = "d_thrashing_batches")]
+    pub thrashing_batches_per_service: u32,
+    #[serde(default)]
+    pub service_us: f64,
+    #[serde(default = "d_replay")]
+    pub replay: String,
 }
 fn d_unit() -> PageSize {
     PageSize::Size64K
@@ -131,6 +142,12 @@ fn d_curve_b() -> f64 {
 fn d_memory() -> f64 {
     1.0
 }
+fn d_thrashing_batches() -> u32 {
+    5
+}
+fn d_replay() -> String {
+    "batch".into()
+}
 fn d_prefetch() -> MechanismSpec {
     MechanismSpec { kind: "none".into(), params: toml::Table::new() }
 }
@@ -150,9 +167,26 @@ impl Default for Config {
             memory: d_memory(),
             unobtrusive: false,
             prefetch: d_prefetch(),
+            batches_per_service: 0,
+            thrashing_batches_per_service: d_thrashing_batches(),
+            service_us: 0.0,
+            replay: d_replay(),
         }
     }
 }
+
+/// What happens to the fault buffer when a batch ends (`replay`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Replay {
+    /// Faults still buffered wait for the next batch (MacSim, the paper).
+    Batch,
+    /// NVIDIA's default (`UVM_PERF_FAULT_REPLAY_POLICY_BATCH_FLUSH`): the
+    /// buffer is flushed and every waiting access replays, so faults still
+    /// buffered are dropped and fault again when their accesses walk again.
+    BatchFlush,
+}
+
+pub const REPLAYS: [&str; 2] = ["batch", "batch_flush"];
 
 stat_group! {
     pub struct UvmStats {
@@ -172,6 +206,8 @@ stat_group! {
         preemptive_evictions: "units", "units evicted at a batch's start, during its handling time (unobtrusive eviction)",
         premature_evictions: "units", "evicted units that faulted again",
         lifetime_cycles: "cycles", "cycles from each evicted unit's arrival to its eviction, summed",
+        services: "services", "fault services (bottom halves): each begins with an interrupt, or when the previous one reached its batch limit",
+        flushed: "faults", "buffered faults dropped when a batch flushed the buffer (replay = \"batch_flush\"); they fault again",
         peak_buffer: gauge "faults", "most faults in the fault buffer at once",
     }
 }
@@ -212,6 +248,16 @@ pub struct Uvm {
     unobtrusive: bool,
     memory: f64,
     prefetcher: AnyPagePrefetcher,
+    /// Per-service batch limits (`usize::MAX`: none), a service's start cost, the replay policy.
+    service_limit: usize,
+    thrashing_limit: usize,
+    service_cost: u64,
+    replay: Replay,
+    /// Batches of the current service, whether it saw thrashing, and
+    /// whether it goes on (the last batch ended with faults buffered).
+    service_batches: usize,
+    service_thrashing: bool,
+    service_open: bool,
     buffer: Vec<FarFault>,
     parked: Vec<FarFault>,
     /// Units faulted and not yet migrating (in the buffer or parked), which
@@ -230,6 +276,8 @@ pub struct Uvm {
     completing: VecDeque<(u64, FarFault)>,
     arrived: FxHashMap<(Asid, u64), u64>,
     evicted_units: FxHashSet<(Asid, u64)>,
+    /// Units faulted again after an eviction, until a batch takes them (the service sees thrashing).
+    refaulted: FxHashSet<(Asid, u64)>,
     evicted: Vec<Evicted>,
     histogram: [u64; HISTOGRAM + 1],
     stats: UvmStats,
@@ -284,7 +332,15 @@ impl Mechanism for Uvm {
         if !(cfg.memory > 0.0 && cfg.memory <= 1.0) {
             return Err(Error::config("gpu.paging.memory", format!("GPU memory is a share of the footprint in (0, 1], not {}", cfg.memory)));
         }
-        for (key, v) in [("handling_us", cfg.handling_us), ("handling_per_fault_us", cfg.handling_per_fault_us)] {
+        let replay = match cfg.replay.as_str() {
+            "batch" => Replay::Batch,
+            "batch_flush" => Replay::BatchFlush,
+            other => return Err(Error::config_allowed("gpu.paging.replay", format!("unknown replay policy \"{other}\""), &REPLAYS)),
+        };
+        if cfg.batches_per_service > 0 && cfg.thrashing_batches_per_service == 0 {
+            return Err(Error::config("gpu.paging.thrashing_batches_per_service", "a service takes at least one batch (1 or more)"));
+        }
+        for (key, v) in [("handling_us", cfg.handling_us), ("handling_per_fault_us", cfg.handling_per_fault_us), ("service_us", cfg.service_us)] {
             if !v.is_finite() || v < 0.0 {
                 return Err(Error::config(format!("gpu.paging.{key}"), format!("must be a number of microseconds ≥ 0, not {v}")));
             }
@@ -318,6 +374,13 @@ impl Mechanism for Uvm {
             unobtrusive: cfg.unobtrusive,
             memory: cfg.memory,
             prefetcher,
+            service_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.batches_per_service as usize },
+            thrashing_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.thrashing_batches_per_service as usize },
+            service_cost: ctx.cycles_of_us(cfg.service_us),
+            replay,
+            service_batches: 0,
+            service_thrashing: false,
+            service_open: false,
             buffer: Vec::new(),
             parked: Vec::new(),
             waiting: FxHashSet::default(),
@@ -331,6 +394,7 @@ impl Mechanism for Uvm {
             completing: VecDeque::new(),
             arrived: FxHashMap::default(),
             evicted_units: FxHashSet::default(),
+            refaulted: FxHashSet::default(),
             evicted: Vec::new(),
             histogram: [0; HISTOGRAM + 1],
             stats: UvmStats::default(),
@@ -371,6 +435,19 @@ impl Uvm {
             done.push(f);
         }
         faults.sort_unstable_by_key(|f| (f.asid, f.va));
+        // A new service unless the last one goes on below its batch limit.
+        let limit = if self.service_thrashing { self.thrashing_limit } else { self.service_limit };
+        let new_service = !self.service_open || self.service_batches >= limit;
+        if new_service {
+            self.stats.services += 1;
+            self.service_batches = 0;
+            self.service_thrashing = false;
+        }
+        self.service_batches += 1;
+        // Thrashing, as the driver sees it: a fault on a unit evicted before.
+        for f in &faults {
+            self.service_thrashing |= self.refaulted.remove(&(f.asid, f.va));
+        }
         self.items.clear();
         self.items.extend(faults.iter().map(|f| Item { asid: f.asid, va: f.va, fault: true }));
         for f in &faults {
@@ -385,7 +462,9 @@ impl Uvm {
         self.histogram[k.min(HISTOGRAM)] += 1;
         self.batch_start = now;
         // A fixed part (interrupt, preprocessing) and a part per fault (its CPU-side walk and bookkeeping).
-        let handling = self.handling + (faults.len() as u64 * self.handling_per_fault_milli).div_ceil(1000);
+        let handling = self.handling
+            + (faults.len() as u64 * self.handling_per_fault_milli).div_ceil(1000)
+            + if new_service { self.service_cost } else { 0 };
         self.stats.handling_cycles += handling;
         self.preempted = false;
         // A memory of one unit holds only the unit that just arrived, whose
@@ -490,6 +569,7 @@ impl FaultPath for Uvm {
         let fault = FarFault { va: key.1, size: self.unit, ..fault };
         if self.evicted_units.remove(&key) {
             self.stats.premature_evictions += 1;
+            self.refaulted.insert(key);
         }
         self.waiting.insert(key);
         if self.buffer.len() < self.capacity {
@@ -552,6 +632,16 @@ impl FaultPath for Uvm {
                         // The last transfer ended: the batch is over.
                         self.stats.batch_cycles += now - self.batch_start;
                         self.phase = Phase::Idle;
+                        if self.replay == Replay::BatchFlush {
+                            // Flush, then replay: what is still buffered walks again and faults anew.
+                            self.stats.flushed += self.buffer.len() as u64;
+                            for f in self.buffer.drain(..) {
+                                self.waiting.remove(&(f.asid, f.va));
+                                done.push(f);
+                            }
+                            self.interrupt_at = u64::MAX;
+                        }
+                        self.service_open = !self.buffer.is_empty();
                         continue;
                     }
                     if now < at {

@@ -320,3 +320,91 @@ proptest! {
         prop_assert_eq!(got, reference(&arrivals, capacity, ue, 20_000));
     }
 }
+
+#[test]
+fn a_service_takes_its_batch_limit_then_a_new_one_pays_its_start() {
+    // One fault per batch, two batches per service, 5 µs to begin a service.
+    let mut p = uvm("batch_limit = 1\nbatches_per_service = 2\nservice_us = 5.0");
+    let mut host = FakeHost::new(100);
+    for va in [0, U, 2 * U] {
+        p.raise(fault(va), 0);
+    }
+    let done = drain(&mut p, &mut host);
+    let d1 = 25_000 + T64;
+    let d2 = d1 + 20_000 + T64;
+    let d3 = d2 + 25_000 + T64;
+    assert_eq!(done, vec![(d1, 0), (d2, U), (d3, 2 * U)]);
+    assert_eq!((p.stats.batches, p.stats.services), (3, 2));
+    // Without a limit, one service: only the first batch pays its start.
+    let mut p = uvm("batch_limit = 1\nservice_us = 5.0");
+    for va in [0, U, 2 * U] {
+        p.raise(fault(va), 0);
+    }
+    let done = drain(&mut p, &mut FakeHost::new(100));
+    assert_eq!(done.last(), Some(&(d1 + 2 * (20_000 + T64), 2 * U)));
+    assert_eq!(p.stats.services, 1);
+}
+
+/// Poll `p` until unit `va` is reported done; the cycle it was.
+fn until_done(p: &mut Uvm, host: &mut FakeHost, va: u64) -> u64 {
+    let mut done = Vec::new();
+    while let Some(t) = p.next_poll() {
+        done.clear();
+        p.poll(t, host, &mut done).unwrap();
+        if done.iter().any(|f| f.va == va) {
+            return t;
+        }
+    }
+    panic!("unit {va:#x} never done");
+}
+
+#[test]
+fn thrashing_shortens_a_service() {
+    // A memory of one unit. Batch 1 brings A, batch 2 brings B (evicting
+    // A); A faults again during batch 2, once evicted, and C during batch 3. When the
+    // third fault is A (thrashing), the service's limit falls to 2 and
+    // batch 4 begins a new service; with a fresh unit D it does not.
+    let run = |third: u64| {
+        let mut p = uvm("batch_limit = 1\nbatches_per_service = 10\nthrashing_batches_per_service = 2");
+        let mut host = FakeHost::new(1);
+        p.raise(fault(0), 0);
+        p.raise(fault(U), 0);
+        let t = until_done(&mut p, &mut host, 0);
+        // B's migration begins after batch 2's handling, evicting A.
+        let mut done = Vec::new();
+        while let Some(at) = p.next_poll().filter(|&at| at <= t + 20_000) {
+            p.poll(at, &mut host, &mut done).unwrap();
+        }
+        p.raise(fault(third), t + 20_001);
+        let t = until_done(&mut p, &mut host, U);
+        p.raise(fault(2 * U), t);
+        drain(&mut p, &mut host);
+        (p.stats.batches, p.stats.services, p.stats.premature_evictions)
+    };
+    assert_eq!(run(0), (4, 2, 1));
+    assert_eq!(run(3 * U), (4, 1, 0));
+}
+
+#[test]
+fn batch_flush_drops_what_is_still_buffered_and_it_faults_again() {
+    let mut p = uvm("batch_limit = 1\nreplay = \"batch_flush\"");
+    let mut host = FakeHost::new(100);
+    p.raise(fault(0), 0);
+    p.raise(fault(U), 0);
+    let mut done = Vec::new();
+    let mut t = 0;
+    while done.is_empty() {
+        t = p.next_poll().unwrap();
+        p.poll(t, &mut host, &mut done).unwrap();
+    }
+    // Batch 1 ends with A's transfer: B, still buffered, is handed back to walk again.
+    assert_eq!(t, 20_000 + T64);
+    assert_eq!(done.iter().map(|f| f.va).collect::<Vec<_>>(), vec![0, U]);
+    assert_eq!((p.stats.flushed, p.next_poll()), (1, None));
+    // Its access walks again and faults: a new batch, in a new service.
+    p.raise(fault(U), t + 300);
+    assert_eq!(until_done(&mut p, &mut host, U), t + 300 + 20_000 + T64);
+    assert_eq!((p.stats.batches, p.stats.services, p.stats.faults), (2, 2, 3));
+    let bad = Uvm::build(&toml::from_str("replay = \"eventually\"").unwrap(), &PagingCtx::at(1.0)).err().unwrap().to_string();
+    assert!(bad.contains("gpu.paging.replay") && bad.contains("batch_flush"), "{bad}");
+}
