@@ -386,6 +386,8 @@ family! {
         mut fn raise(fault: crate::machine::gpu::paging::FarFault, now: u64) -> Option<u64>;
         ref fn next_poll() -> Option<u64>;
         mut fn poll(now: u64, host: &mut dyn crate::machine::gpu::paging::PagingHost, done: &mut Vec<crate::machine::gpu::paging::FarFault>) -> crate::error::Result<()>;
+        ref fn throttle() -> Option<bool>;
+        ref fn decompress_cycles() -> u64;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

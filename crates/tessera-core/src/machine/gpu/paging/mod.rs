@@ -98,5 +98,18 @@ pub trait FaultPath {
     /// Faults whose pages are usable at `now`, appended to `done`; a path
     /// that maps pages itself does it through `host`.
     fn poll(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> crate::error::Result<()>;
+    /// Memory-aware throttling: `None` when the path never throttles;
+    /// otherwise whether half of each application's SMs are to stop now (they
+    /// issue nothing and take no new thread blocks). It changes only at
+    /// cycles the path asked to be polled at; the machine reads it after
+    /// every poll.
+    fn throttle(&self) -> Option<bool> {
+        None
+    }
+    /// Cycles every DRAM read of data pays on top of the DRAM's latency
+    /// (capacity compression's decompression); 0 for most paths.
+    fn decompress_cycles(&self) -> u64 {
+        0
+    }
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor);
 }
