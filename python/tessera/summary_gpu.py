@@ -108,4 +108,14 @@ def _unified_memory(c):
     t.add_row("premature evictions", fmt(c.get("gpu.paging.premature_evictions")))
     ev = c.get("gpu.paging.evictions", 0)
     t.add_row("mean unit lifetime (cycles)", fmt(c.get("gpu.paging.lifetime_cycles", 0) / ev) if ev else "-")
+    # PCIe compression and ETC's parts report only when they are on.
+    if "gpu.paging.pcie.link_bytes_to_gpu" in c:
+        t.add_row("bytes on the link to the GPU (compressed)", fmt(c.get("gpu.paging.pcie.link_bytes_to_gpu")))
+    if "gpu.paging.etc.proactive_evictions" in c:
+        t.add_row("proactive evictions (ETC)", fmt(c.get("gpu.paging.etc.proactive_evictions")))
+    if "gpu.paging.etc.mt_triggers" in c:
+        t.add_row("throttling triggers (ETC)", fmt(c.get("gpu.paging.etc.mt_triggers")))
+        t.add_row("throttled SM-cycles (ETC)", fmt(c.get("gpu.paging.etc.mt_throttled_sm_cycles")))
+    if "gpu.paging.etc.cc_capacity_permille" in c:
+        t.add_row("memory with compression (% of footprint)", pct(c["gpu.paging.etc.cc_capacity_permille"] / 1000))
     return t
