@@ -8,7 +8,10 @@
 //!   outside every allocation is mapped at no cost;
 //! - `uvm`: unified memory with a fault buffer and batches, prefetching
 //!   ([`prefetch`]) and eviction under oversubscription (the batch-aware
-//!   paper's baseline, and its unobtrusive eviction).
+//!   paper's baseline, and its unobtrusive eviction), with PCIe compression
+//!   and ETC's parts as options. Its memory-aware throttling reaches the
+//!   machine through [`FaultPath::throttle`], and capacity compression's
+//!   cost through [`FaultPath::decompress_cycles`].
 //!
 //! ## The seam
 //! The machine maps the page at once (the OS's choice of frame and size is

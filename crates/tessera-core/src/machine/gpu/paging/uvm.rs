@@ -55,13 +55,26 @@
 //! - Page lifetime is from a unit's arrival to its eviction; a premature
 //!   eviction is an evicted unit that faults again.
 //!
+//! ## The paper's other comparison points (its Fig. 11)
+//! - **PCIe compression** (`pcie_compression = r`, 1: off): each transfer,
+//!   both directions, puts `bytes / r` on the link and occupies its
+//!   direction for that plus `compression_cycles` per unit ((de)compression
+//!   in the copy's path, not overlapped with the next unit).
+//! - **ETC** (`etc = { ... }`, [`etc`]): proactive eviction of a batch's
+//!   shortfall at its start, memory-aware throttling of half the SMs by
+//!   detection and execution epochs, and capacity compression. Each part
+//!   is off unless asked for; each one's stats appear only when it is on.
+//!
 //! ## Config
 //! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
 //! `handling_us = 20`, `handling_per_fault_us = 0`, `pcie = "constant"`, `pcie_gbps = 15.75`,
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
 //! `memory = 1.0` (GPU memory over footprint, in (0, 1]; below 1 needs
-//! `os.swap`), `unobtrusive = false`, `prefetch = "none"`.
+//! `os.swap`), `unobtrusive = false`, `prefetch = "none"`,
+//! `pcie_compression = 1.0`, `compression_cycles = 200`, and `etc` (absent:
+//! every part off; its keys and defaults in [`etc::EtcConfig`] and
+//! docs/uvm.md).
 
 use std::collections::VecDeque;
 
