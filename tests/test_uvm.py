@@ -36,9 +36,29 @@ def test_oversubscription_evicts_and_unobtrusive_eviction_goes_ahead():
     assert run("gpu.paging.unobtrusive=true").counters == run().counters
 
 
+def test_etc_and_pcie_compression_run_through_simulate_gpu():
+    base = run("gpu.paging.memory=0.5")
+    etc = run("gpu.paging.memory=0.5",
+              "gpu.paging.etc={ throttling = true, compression = true, detect_cycles = 20000, mt_threshold = 1 }")
+    c = etc.counters
+    assert c["gpu.paging.etc.cc_capacity_permille"] == 800  # 0.5 of the footprint, compressed 1.6:1
+    assert c["gpu.paging.evictions"] < base.counters["gpu.paging.evictions"]
+    assert c["gpu.paging.etc.mt_throttled_sm_cycles"] >= 0
+    assert c["gpu.apps.0.warp_instructions"] == base.counters["gpu.apps.0.warp_instructions"]
+    assert "gpu.paging.etc.mt_triggers" not in base.counters
+    pc = run("gpu.paging.memory=0.5", "gpu.paging.pcie_compression=2.0").counters
+    assert pc["gpu.paging.pcie.link_bytes_to_gpu"] * 2 == pc["gpu.paging.bytes_to_gpu"]
+    # Every part off: today's run.
+    off = run("gpu.paging.memory=0.5", "gpu.paging.etc={ throttling = false }", "gpu.paging.pcie_compression=1.0")
+    assert off.counters == base.counters
+
+
 @pytest.mark.parametrize(
     "override, key",
     [
+        ("gpu.paging.etc={ bogus = 1 }", "gpu.paging.etc"),
+        ("gpu.paging.etc={ mt_signal = \"faults\" }", "gpu.paging.etc.mt_signal"),
+        ("gpu.paging.pcie_compression=0.5", "gpu.paging.pcie_compression"),
         ("gpu.paging.fault_buffer=0", "gpu.paging.fault_buffer"),
         ("gpu.paging.memory=1.5", "gpu.paging.memory"),
         ("gpu.paging.unit=\"2m\"", "gpu.paging.unit"),

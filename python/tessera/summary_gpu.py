@@ -113,4 +113,14 @@ def _unified_memory(c):
         t.add_row("blocks switched out on faults", fmt(c["gpu.to.switches"]))
         t.add_row("context save + restore (cycles)", fmt(c.get("gpu.to.save_cycles", 0) + c.get("gpu.to.restore_cycles", 0)))
         t.add_row("extra blocks per SM (end, peak)", f"{fmt(c.get('gpu.to.degree'))}, {fmt(c.get('gpu.to.peak_degree'))}")
+    # PCIe compression and ETC's parts report only when they are on.
+    if "gpu.paging.pcie.link_bytes_to_gpu" in c:
+        t.add_row("bytes on the link to the GPU (compressed)", fmt(c.get("gpu.paging.pcie.link_bytes_to_gpu")))
+    if "gpu.paging.etc.proactive_evictions" in c:
+        t.add_row("proactive evictions (ETC)", fmt(c.get("gpu.paging.etc.proactive_evictions")))
+    if "gpu.paging.etc.mt_triggers" in c:
+        t.add_row("throttling triggers (ETC)", fmt(c.get("gpu.paging.etc.mt_triggers")))
+        t.add_row("throttled SM-cycles (ETC)", fmt(c.get("gpu.paging.etc.mt_throttled_sm_cycles")))
+    if "gpu.paging.etc.cc_capacity_permille" in c:
+        t.add_row("memory with compression (% of footprint)", pct(c["gpu.paging.etc.cc_capacity_permille"] / 1000))
     return t

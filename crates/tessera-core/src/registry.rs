@@ -387,6 +387,8 @@ family! {
         ref fn next_poll() -> Option<u64>;
         ref fn lifetimes() -> (u64, u64);
         mut fn poll(now: u64, host: &mut dyn crate::machine::gpu::paging::PagingHost, done: &mut Vec<crate::machine::gpu::paging::FarFault>) -> crate::error::Result<()>;
+        ref fn throttle() -> Option<bool>;
+        ref fn decompress_cycles() -> u64;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

@@ -78,6 +78,8 @@ pub struct GpuMemory {
     l1_latency: u64,
     l2_latency: u64,
     dram_latency: u64,
+    /// Cycles a DRAM read of data pays on top of `dram_latency` (capacity compression's decompression).
+    data_read_extra: u64,
     burst: u64,
     pwc_latency: u64,
     pub timing: MemoryTiming,
@@ -102,6 +104,7 @@ impl GpuMemory {
             l1_latency: spec.l1d.latency as u64,
             l2_latency: spec.l2.latency as u64,
             dram_latency: spec.dram.latency,
+            data_read_extra: 0,
             burst: line.div_ceil(spec.dram.bytes_per_cycle as u64).max(1),
             timing: MemoryTiming::default(),
         })
@@ -132,9 +135,15 @@ impl GpuMemory {
         self.channel_free[ch] = go + self.burst;
         self.timing.dram_reads += 1;
         self.timing.dram_busy_cycles += self.burst;
-        let ready = go + self.dram_latency + self.burst;
+        let extra = if matches!(source, Source::Walk) { 0 } else { self.data_read_extra };
+        let ready = go + self.dram_latency + self.burst + extra;
         self.l2_flight.add(line, ready, t);
         ready
+    }
+
+    /// Every later DRAM read of data (not of page tables) takes `cycles` more.
+    pub fn add_data_read_cycles(&mut self, cycles: u64) {
+        self.data_read_extra += cycles;
     }
 
     /// A global load by SM `sm` of `paddr` at `t`: when its data is back.

@@ -52,6 +52,7 @@
 pub mod events;
 pub mod memory;
 pub mod paging;
+mod throttle;
 pub mod sm;
 pub mod spec;
 pub mod thread_oversubscription;
@@ -341,6 +342,8 @@ pub struct GpuMachine {
     /// The OS's eviction policy wants a touch per walk that translates.
     touches: bool,
     poll_at: Option<u64>,
+    /// SMs memory-aware throttling stops (`gpu.paging.etc.throttling`).
+    throttle: throttle::Throttle,
     sms: Vec<Sm>,
     warps: Vec<Warp>,
     blocks: Vec<BlockSlot>,
@@ -400,7 +403,7 @@ impl GpuMachine {
                 sys.hear_allocation(i as Asid + 1, al.base, al.covered());
             }
         }
-        let mem = GpuMemory::build(&gpu, crate::rng::sub_seed(seed, "gpu"))?;
+        let mut mem = GpuMemory::build(&gpu, crate::rng::sub_seed(seed, "gpu"))?;
         let n = gpu.sms as usize;
         let l1_tlbs = (0..n).map(|_| TlbLevel::build(&gpu.l1_tlb, "gpu.l1_tlb", seed)).collect::<Result<Vec<_>>>()?;
         let l2_tlb = TlbLevel::build(&gpu.l2_tlb, "gpu.l2_tlb", seed)?;
@@ -412,6 +415,8 @@ impl GpuMachine {
         }
         let paging = AnyFaultPath::build(&gpu.paging, &PagingCtx { clock_ghz: gpu.clock_ghz, seed: crate::rng::sub_seed(seed, "gpu.paging") }, "gpu.paging")?;
         let unit = paging.unit();
+        mem.add_data_read_cycles(paging.decompress_cycles());
+        let throttle = throttle::Throttle::new(paging.throttle().is_some(), n, &split);
         let capacity = if paging.memory() < 1.0 {
             if spec.os.swap.is_none() {
                 return Err(Error::config(
@@ -493,6 +498,7 @@ impl GpuMachine {
             to,
             touches,
             poll_at: None,
+            throttle,
             sms,
             warps,
             blocks,
@@ -601,6 +607,7 @@ impl GpuMachine {
                         };
                         self.paging.poll(t, &mut host, &mut done)?;
                     }
+                    self.sync_throttle(t);
                     self.stall_for_compaction(t);
                     for f in &done {
                         let Some(flight) = self.in_flight.remove(&(f.asid, f.va)) else { continue };
@@ -699,7 +706,10 @@ impl GpuMachine {
         app.next_block = 0;
         app.kernel = Some(k);
         for s in self.apps[a].sms.clone() {
-            self.dispatch(s, t);
+            // An SM memory-aware throttling stopped takes its blocks when it runs again.
+            if !self.throttle.stopped[s as usize] {
+                self.dispatch(s, t);
+            }
         }
         // A kernel with no thread blocks ends at once.
         if self.apps[a].blocks_running == 0 {
@@ -865,6 +875,9 @@ impl GpuMachine {
             return Ok(()); // superseded by an earlier tick
         }
         self.sms[s as usize].next_tick = u64::MAX;
+        if self.throttle.stopped[s as usize] {
+            return Ok(()); // woken when memory-aware throttling lets it run again
+        }
         if t < self.frozen_until {
             self.wake(s, self.frozen_until);
             return Ok(());
@@ -1476,6 +1489,7 @@ impl GpuMachine {
         {
                 let mut p = Prefixed::new("paging", v);
             self.paging.visit_stats(&mut p);
+            self.throttle.visit(&mut p, self.cycles());
         }
         self.mem.visit(v);
     }

@@ -151,7 +151,8 @@ impl GpuMachine {
         let epoch = to.spec.epoch_cycles;
         if to.epoch(lifetimes) {
             for s in 0..self.sms.len() as u32 {
-                if self.sms[s as usize].app != u16::MAX {
+                // An SM memory-aware throttling stopped takes blocks when it runs again.
+                if self.sms[s as usize].app != u16::MAX && !self.throttle.stopped[s as usize] {
                     self.dispatch(s, t);
                 }
             }

@@ -122,4 +122,134 @@ fn nvidia_batching_flushes_and_limits_services_and_runs_the_same_work() {
     assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), counter(&m, "gpu.apps.0.mapped_bytes"));
     assert_eq!(counter(&m, "gpu.paging.faults"), counter(&m, "gpu.paging.batch_faults") + flushed);
     assert_eq!(counter(&m, "gpu.paging.handling_cycles"), 20_000 * batches + 5_000 * services);
+/// The `uvm_gpu` preset at `memory`, with more of `gpu.paging` (TOML keys), on BFS at scale 13.
+fn run_uvm(memory: f64, more: &str, extra: &[&str]) -> GpuMachine {
+    let paging = format!("gpu.paging={{ kind = \"uvm\", memory = {memory}{more} }}");
+    let mut o = vec![paging.as_str(), "os.swap={ latency_cycles = 0 }"];
+    o.extend_from_slice(extra);
+    run_apps(&spec(&o), vec![builtin("bfs", &[("scale", "13")])], 1).unwrap()
+}
+
+/// Counters without ETC's and PCIe compression's own.
+fn without_own(m: &GpuMachine) -> BTreeMap<String, u64> {
+    let mut c = m.stats().counters;
+    c.retain(|k, _| !k.starts_with("gpu.paging.etc.") && !k.starts_with("gpu.paging.pcie."));
+    c
+}
+
+#[test]
+fn every_etc_part_and_pcie_compression_off_give_todays_run_byte_for_byte() {
+    let off = ", pcie_compression = 1.0, etc = { proactive = false, throttling = false, compression = false }";
+    for memory in [1.0, 0.5] {
+        let (a, b) = (run_uvm(memory, "", &[]), run_uvm(memory, off, &[]));
+        assert_eq!(a.stats().counters, b.stats().counters, "memory {memory}");
+    }
+}
+
+#[test]
+fn pcie_compression_shortens_every_transfer_and_moves_the_same_data() {
+    let base = run_uvm(0.5, "", &[]);
+    let c = run_uvm(0.5, ", pcie_compression = 2.0, compression_cycles = 0", &[]);
+    for m in [&base, &c] {
+        assert_eq!(counter(m, "gpu.paging.bytes_to_gpu") % 65536, 0);
+    }
+    // 32 KiB on the link per unit at 15.75 GB/s: 2081 cycles, both ways.
+    let units_in = counter(&c, "gpu.paging.bytes_to_gpu") / 65536;
+    assert_eq!(counter(&c, "gpu.paging.h2d_busy_cycles"), units_in * 2081);
+    assert_eq!(counter(&c, "gpu.paging.d2h_busy_cycles"), counter(&c, "gpu.paging.evictions") * 2081);
+    assert_eq!(counter(&c, "gpu.paging.pcie.link_bytes_to_gpu"), counter(&c, "gpu.paging.bytes_to_gpu") / 2);
+    assert_eq!(counter(&c, "gpu.paging.pcie.link_bytes_to_host"), counter(&c, "gpu.paging.bytes_to_host") / 2);
+    assert!(c.cycles() < base.cycles());
+    assert_eq!(counter(&c, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+    assert!(!base.stats().counters.contains_key("gpu.paging.pcie.link_bytes_to_gpu"), "no compression, no stats of it");
+    // The codec's cycles are paid per unit.
+    let k = run_uvm(0.5, ", pcie_compression = 2.0, compression_cycles = 100", &[]);
+    let units = (counter(&k, "gpu.paging.bytes_to_gpu") + counter(&k, "gpu.paging.bytes_to_host")) / 65536;
+    assert_eq!(counter(&k, "gpu.paging.pcie.codec_cycles"), units * 100);
+}
+
+#[test]
+fn proactive_eviction_evicts_ahead_only_under_oversubscription() {
+    let pe = ", etc = { proactive = true }";
+    assert_eq!(without_own(&run_uvm(1.0, pe, &[])), without_own(&run_uvm(1.0, "", &[])), "with room it never acts");
+    let (base, m) = (run_uvm(0.5, "", &[]), run_uvm(0.5, pe, &[]));
+    assert!(counter(&m, "gpu.paging.etc.proactive_evictions") > 0);
+    assert_eq!(counter(&m, "gpu.paging.evictions"), counter(&m, "os.evictions"));
+    assert_eq!(counter(&m, "gpu.paging.bytes_to_host"), counter(&m, "os.evictions") * 65536);
+    assert_eq!(counter(&m, "gpu.paging.d2h_busy_cycles"), counter(&m, "os.evictions") * 4161);
+    assert_eq!(counter(&m, "gpu.paging.preemptive_evictions"), 0);
+    assert_eq!(counter(&m, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+}
+
+#[test]
+fn throttling_stops_half_the_sms_while_evictions_run_high() {
+    let mt = ", etc = { throttling = true, detect_cycles = 20000, execute_cycles = 50000, mt_threshold = 1 }";
+    assert_eq!(without_own(&run_uvm(1.0, mt, &["gpu.sms=4"])), without_own(&run_uvm(1.0, "", &["gpu.sms=4"])), "no evictions, no throttling");
+    // Step through a run: a stopped SM issues nothing, and only the upper half of the SMs stops.
+    let s = spec(&[&format!("gpu.paging={{ kind = \"uvm\", memory = 0.5{mt} }}"), "os.swap={ latency_cycles = 0 }", "gpu.sms=4"]);
+    let mut m = GpuMachine::build(&s, vec![builtin("bfs", &[("scale", "13")])], 1).unwrap();
+    let (mut stopped_steps, mut free_steps) = (0, 0);
+    let mut before: Vec<(bool, u64)> = vec![(false, 0); 4];
+    let mut t = 0;
+    while !m.run_until(t).unwrap() {
+        let now: Vec<(bool, u64)> = (0..4).map(|i| (m.throttle.stopped[i], m.sms[i].issue_cycles)).collect();
+        assert!(!now[0].0 && !now[1].0, "the lower half never stops");
+        assert_eq!(now[2].0, now[3].0, "the upper half stops together");
+        for i in 2..4 {
+            // Epochs last 20,000 cycles or more: stopped at both ends of a 1,000-cycle step means stopped throughout.
+            if before[i].0 && now[i].0 {
+                assert_eq!(now[i].1, before[i].1, "SM {i} issued while stopped");
+                stopped_steps += 1;
+            } else if !now[i].0 {
+                free_steps += 1;
+            }
+        }
+        before = now;
+        t += 1_000;
+    }
+    assert!(stopped_steps > 0 && free_steps > 0, "{stopped_steps} {free_steps}");
+    assert!(counter(&m, "gpu.paging.etc.mt_triggers") > 0);
+    assert!(counter(&m, "gpu.paging.etc.mt_throttled_epochs") >= counter(&m, "gpu.paging.etc.mt_triggers"));
+    let sm_cycles = counter(&m, "gpu.paging.etc.mt_throttled_sm_cycles");
+    assert!(sm_cycles > 0 && sm_cycles % 2 == 0 && sm_cycles <= 2 * m.cycles());
+    let base = run_uvm(0.5, "", &["gpu.sms=4"]);
+    assert_eq!(counter(&m, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+}
+
+#[test]
+fn capacity_compression_holds_more_and_pays_on_dram_reads() {
+    // Ratio 2 at half the footprint holds it all: with no decompression cost, the run that fits.
+    let cc = |cycles: u64| format!(", etc = {{ compression = true, cc_ratio = 2.0, cc_decompress_cycles = {cycles} }}");
+    let (fits, m) = (run_uvm(1.0, "", &[]), run_uvm(0.5, &cc(0), &[]));
+    assert_eq!(without_own(&m), without_own(&fits));
+    assert_eq!(counter(&m, "gpu.paging.etc.cc_capacity_permille"), 1000);
+    assert_eq!(counter(&m, "gpu.paging.etc.cc_peak_stored_bytes") * 2, counter(&m, "gpu.paging.etc.cc_peak_resident_bytes"));
+    // Decompression makes every DRAM read of data slower: the same work, more cycles.
+    let slow = run_uvm(0.5, &cc(50), &[]);
+    assert_eq!(counter(&slow, "gpu.paging.evictions"), 0);
+    assert_eq!(counter(&slow, "gpu.apps.0.warp_instructions"), counter(&fits, "gpu.apps.0.warp_instructions"));
+    assert!(slow.cycles() > fits.cycles());
+    // A smaller ratio still evicts, less than without it.
+    let (base, some) = (run_uvm(0.5, "", &[]), run_uvm(0.5, ", etc = { compression = true, cc_ratio = 1.5 }", &[]));
+    assert!(counter(&some, "gpu.paging.evictions") < counter(&base, "gpu.paging.evictions"));
+    assert_eq!(counter(&some, "gpu.paging.etc.cc_capacity_permille"), 750);
+}
+
+#[test]
+fn bad_etc_and_compression_keys_are_config_errors_naming_the_key() {
+    for (paging, key) in [
+        ("etc = { bogus = 1 }", "gpu.paging.etc"),
+        ("etc = { mt_signal = \"faults\" }", "gpu.paging.etc.mt_signal"),
+        ("etc = { throttling = \"yes\" }", "gpu.paging.etc.throttling"),
+        ("pcie_compression = 0.5", "gpu.paging.pcie_compression"),
+        ("etc = { cc_ratio = 0.5 }", "gpu.paging.etc.cc_ratio"),
+    ] {
+        let o = [format!("gpu.paging={{ kind = \"uvm\", {paging} }}")];
+        let o: Vec<String> = o.to_vec();
+        let e = match crate::config::load(&crate::config::ConfigSource::Preset("uvm_gpu".into()), &o) {
+            Err(e) => e.to_string(),
+            Ok(s) => GpuMachine::build(&s, vec![builtin("bfs", &[("scale", "9")])], 1).err().expect("an error").to_string(),
+        };
+        assert!(e.contains(key), "{paging}: {e}");
+    }
 }

@@ -8,7 +8,10 @@
 //!   outside every allocation is mapped at no cost;
 //! - `uvm`: unified memory with a fault buffer and batches, prefetching
 //!   ([`prefetch`]) and eviction under oversubscription (the batch-aware
-//!   paper's baseline, and its unobtrusive eviction).
+//!   paper's baseline, and its unobtrusive eviction), with PCIe compression
+//!   and ETC's parts as options. Its memory-aware throttling reaches the
+//!   machine through [`FaultPath::throttle`], and capacity compression's
+//!   cost through [`FaultPath::decompress_cycles`].
 //!
 //! ## The seam
 //! The machine maps the page at once (the OS's choice of frame and size is
@@ -103,6 +106,19 @@ pub trait FaultPath {
     /// oversubscription's degree control reads them).
     fn lifetimes(&self) -> (u64, u64) {
         (0, 0)
+    }
+    /// Memory-aware throttling: `None` when the path never throttles;
+    /// otherwise whether half of each application's SMs are to stop now (they
+    /// issue nothing and take no new thread blocks). It changes only at
+    /// cycles the path asked to be polled at; the machine reads it after
+    /// every poll.
+    fn throttle(&self) -> Option<bool> {
+        None
+    }
+    /// Cycles every DRAM read of data pays on top of the DRAM's latency
+    /// (capacity compression's decompression); 0 for most paths.
+    fn decompress_cycles(&self) -> u64 {
+        0
     }
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor);
 }

@@ -55,19 +55,33 @@
 //! - Page lifetime is from a unit's arrival to its eviction; a premature
 //!   eviction is an evicted unit that faults again.
 //!
+//! ## The paper's other comparison points (its Fig. 11)
+//! - **PCIe compression** (`pcie_compression = r`, 1: off): each transfer,
+//!   both directions, puts `bytes / r` on the link and occupies its
+//!   direction for that plus `compression_cycles` per unit ((de)compression
+//!   in the copy's path, not overlapped with the next unit).
+//! - **ETC** (`etc = { ... }`, [`etc`]): proactive eviction of a batch's
+//!   shortfall at its start, memory-aware throttling of half the SMs by
+//!   detection and execution epochs, and capacity compression. Each part
+//!   is off unless asked for; each one's stats appear only when it is on.
+//!
 //! ## Config
 //! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
 //! `handling_us = 20`, `handling_per_fault_us = 0`, `pcie = "constant"`, `pcie_gbps = 15.75`,
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
 //! `memory = 1.0` (GPU memory over footprint, in (0, 1]; below 1 needs
-//! `os.swap`), `unobtrusive = false`, `prefetch = "none"`.
+//! `os.swap`), `unobtrusive = false`, `prefetch = "none"`,
+//! `pcie_compression = 1.0`, `compression_cycles = 200`, and `etc` (absent:
+//! every part off; its keys and defaults in [`etc::EtcConfig`] and
+//! docs/uvm.md).
 
 use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
+use self::etc::{EtcConfig, Mt, Signal};
 use super::prefetch::{AnyPagePrefetcher, Bits, Block, PrefetchCtx, Prefetcher, BLOCK_BYTES};
 use super::{FarFault, FaultPath, PagingCtx, PagingHost};
 use crate::addr::{Asid, PageSize};
@@ -117,6 +131,15 @@ pub struct Config {
     pub service_us: f64,
     #[serde(default = "d_replay")]
     pub replay: String,
+    /// PCIe compression ratio (1: off): a transfer puts bytes / ratio on the link.
+    #[serde(default = "d_ratio")]
+    pub pcie_compression: f64,
+    /// Cycles a compressed transfer adds per unit, (de)compression together.
+    #[serde(default = "d_codec")]
+    pub compression_cycles: u64,
+    /// ETC's parts (none when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etc: Option<EtcConfig>,
 }
 fn d_unit() -> PageSize {
     PageSize::Size64K
@@ -148,6 +171,12 @@ fn d_thrashing_batches() -> u32 {
 fn d_replay() -> String {
     "batch".into()
 }
+fn d_ratio() -> f64 {
+    1.0
+}
+fn d_codec() -> u64 {
+    200
+}
 fn d_prefetch() -> MechanismSpec {
     MechanismSpec { kind: "none".into(), params: toml::Table::new() }
 }
@@ -171,6 +200,9 @@ impl Default for Config {
             thrashing_batches_per_service: d_thrashing_batches(),
             service_us: 0.0,
             replay: d_replay(),
+            pcie_compression: d_ratio(),
+            compression_cycles: d_codec(),
+            etc: None,
         }
     }
 }
@@ -212,6 +244,23 @@ stat_group! {
     }
 }
 
+stat_group! {
+    /// PCIe compression (`pcie_compression` above 1).
+    pub struct PcieStats {
+        link_bytes_to_gpu: "bytes", "bytes put on the host-to-GPU direction of the link (compressed)",
+        link_bytes_to_host: "bytes", "bytes put on the GPU-to-host direction of the link (compressed)",
+        codec_cycles: "cycles", "cycles (de)compression added to transfers, summed",
+    }
+}
+
+stat_group! {
+    /// ETC's proactive eviction.
+    pub struct PeStats {
+        proactive_evictions: "units", "units evicted ahead at a batch's start, during its handling time (ETC's proactive eviction)",
+        proactive_wait_cycles: "cycles", "cycles migrations waited for the eviction that freed their frame to end, summed",
+    }
+}
+
 /// Powers of two of the batch-size histogram (`batch_size.le_<2^k>`).
 const HISTOGRAM: usize = 12;
 
@@ -246,7 +295,24 @@ pub struct Uvm {
     h2d: Link,
     d2h: Link,
     unobtrusive: bool,
+    /// GPU memory over footprint, after capacity compression.
     memory: f64,
+    /// PCIe compression ratio (1: off) and its cycles per unit.
+    compression: f64,
+    codec: u64,
+    /// ETC's proactive eviction, and the units it evicts beyond a batch's shortfall.
+    proactive: bool,
+    pe_extra: u64,
+    /// Cycles at which the frames proactive eviction freed are free (their
+    /// transfer to the host ended), oldest first, until a migration takes them.
+    pe_frames: VecDeque<u64>,
+    /// ETC's memory-aware throttling.
+    mt: Option<Mt>,
+    /// ETC's capacity compression: ratio, cycles per DRAM read, the share before it, peak data held.
+    cc: Option<(f64, u64, f64)>,
+    cc_peak: u64,
+    pcie_stats: PcieStats,
+    pe_stats: PeStats,
     prefetcher: AnyPagePrefetcher,
     /// Per-service batch limits (`usize::MAX`: none), a service's start cost, the replay policy.
     service_limit: usize,
@@ -298,12 +364,17 @@ impl Link {
         if bytes == 0 {
             return 0;
         }
+        self.cycles_of(bytes as f64)
+    }
+
+    /// Cycles to move `bytes` (a compressed size may be fractional) in one transfer.
+    fn cycles_of(&self, bytes: f64) -> u64 {
         match self.curve {
-            None => (bytes as f64 * self.cycles_per_byte).round() as u64,
+            None => (bytes * self.cycles_per_byte).round() as u64,
             Some((gbps, b)) => {
-                let speed = gbps * 2.0 / std::f64::consts::PI * (b * bytes as f64 / 1024.0).atan();
+                let speed = gbps * 2.0 / std::f64::consts::PI * (b * bytes / 1024.0).atan();
                 // Bytes over GB/s (2^30 bytes, as UVM-Smart's fit) are seconds; times the clock, cycles.
-                (bytes as f64 / (speed * (1u64 << 30) as f64) * self.clock_ghz * 1e9).round() as u64
+                (bytes / (speed * (1u64 << 30) as f64) * self.clock_ghz * 1e9).round() as u64
             }
         }
     }
@@ -348,6 +419,17 @@ impl Mechanism for Uvm {
         for (key, v) in [("pcie_gbps", cfg.pcie_gbps), ("pcie_d2h_gbps", cfg.pcie_d2h_gbps), ("curve_gbps", cfg.curve_gbps), ("curve_b", cfg.curve_b)] {
             positive(key, v)?;
         }
+        if !(cfg.pcie_compression.is_finite() && cfg.pcie_compression >= 1.0) {
+            return Err(Error::config(
+                "gpu.paging.pcie_compression",
+                format!("a compression ratio is a number ≥ 1 (1: off), not {}", cfg.pcie_compression),
+            ));
+        }
+        let etc = cfg.etc.clone().unwrap_or_default();
+        let signal = etc.validate()?;
+        // Capacity compression acts only when the data does not fit.
+        let cc = (etc.compression && cfg.memory < 1.0).then_some((etc.cc_ratio, etc.cc_decompress_cycles, cfg.memory));
+        let memory = cc.map_or(cfg.memory, |(r, _, m)| (m * r).min(1.0));
         let link = |gbps: f64| -> Result<Link> {
             let curve = match cfg.pcie.as_str() {
                 "constant" => None,
@@ -372,7 +454,17 @@ impl Mechanism for Uvm {
             h2d: link(cfg.pcie_gbps)?,
             d2h: link(cfg.pcie_d2h_gbps)?,
             unobtrusive: cfg.unobtrusive,
-            memory: cfg.memory,
+            memory,
+            compression: cfg.pcie_compression,
+            codec: cfg.compression_cycles,
+            proactive: etc.proactive,
+            pe_extra: etc.pe_extra_units as u64,
+            pe_frames: VecDeque::new(),
+            mt: etc.throttling.then(|| Mt::new(&etc, signal)),
+            cc,
+            cc_peak: 0,
+            pcie_stats: PcieStats::default(),
+            pe_stats: PeStats::default(),
             prefetcher,
             service_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.batches_per_service as usize },
             thrashing_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.thrashing_batches_per_service as usize },
@@ -410,17 +502,79 @@ impl Uvm {
     /// Follow the units the OS evicted at `now`: their lifetimes, and which may fault again.
     fn note_evictions(&mut self, now: u64) -> u64 {
         let mut bytes = 0;
-        for e in std::mem::take(&mut self.evicted) {
+        let mut units = 0;
+        for e in self.evicted.drain(..) {
             bytes += e.size.bytes();
-            let key = self.key(e.asid, e.va);
+            let key = (e.asid, e.va & !(self.unit.bytes() - 1));
             if let Some(at) = self.arrived.remove(&key) {
                 self.stats.lifetime_cycles += now.saturating_sub(at);
-                self.stats.evictions += 1;
+                units += 1;
                 self.evicted_units.insert(key);
             }
         }
+        self.stats.evictions += units;
         self.stats.bytes_to_host += bytes;
+        if units > 0 {
+            if let Some(mt) = self.mt.as_mut().filter(|m| m.signal == Signal::Evictions) {
+                mt.count(now, units);
+            }
+        }
         bytes
+    }
+
+    /// Cycles of one transfer of `bytes` to the GPU (`h2d`) or to the host:
+    /// with PCIe compression, `bytes / ratio` on the link plus the
+    /// (de)compression cycles of each unit.
+    fn transfer(&mut self, h2d: bool, bytes: u64) -> u64 {
+        let link = if h2d { &self.h2d } else { &self.d2h };
+        if self.compression == 1.0 || bytes == 0 {
+            return link.cycles(bytes);
+        }
+        let on_link = bytes as f64 / self.compression;
+        let codec = self.codec * bytes.div_ceil(self.unit.bytes());
+        let cycles = link.cycles_of(on_link) + codec;
+        let s = &mut self.pcie_stats;
+        if h2d {
+            s.link_bytes_to_gpu += on_link.round() as u64;
+        } else {
+            s.link_bytes_to_host += on_link.round() as u64;
+        }
+        s.codec_cycles += codec;
+        cycles
+    }
+
+    /// ETC's proactive eviction at a batch's start `now`: when the free
+    /// memory is below the units the batch will map (plus `pe_extra`), evict
+    /// the shortfall now, on the GPU-to-host direction, so that its
+    /// transfers overlap the handling time. Each frame so freed is free when
+    /// its transfer ends.
+    fn evict_ahead(&mut self, now: u64, host: &mut dyn PagingHost) -> Result<()> {
+        let ub = self.unit.bytes();
+        self.pe_frames.retain(|&ready| ready > now);
+        let need = self.items.iter().filter(|it| !host.resident(it.asid, it.va)).count() as u64 + self.pe_extra;
+        let mut free = 0;
+        while free < need && !host.full((free + 1) * ub) {
+            free += 1;
+        }
+        let mut short = need - free;
+        // As unobtrusive eviction: never the last unit (it may be the one whose accesses are about to walk again).
+        while short > 0 && host.resident_bytes() > ub {
+            host.evict_one(&mut self.evicted)?;
+            let bytes = self.note_evictions(now);
+            if bytes == 0 {
+                break;
+            }
+            let start = now.max(self.d2h_free);
+            self.d2h_free = start + self.transfer(false, bytes);
+            self.stats.d2h_busy_cycles += self.d2h_free - start;
+            let units = bytes.div_ceil(ub);
+            for _ in 0..units {
+                self.pe_frames.push_back(self.d2h_free);
+            }
+            self.pe_stats.proactive_evictions += units;
+            short = short.saturating_sub(units);
+        }
+        Ok(())
     }
 
     /// Begin a batch at `now` with the buffered faults.
@@ -467,6 +621,9 @@ impl Uvm {
             + if new_service { self.service_cost } else { 0 };
         self.stats.handling_cycles += handling;
         self.preempted = false;
+        if self.proactive {
+            self.evict_ahead(now, host)?;
+        }
         // A memory of one unit holds only the unit that just arrived, whose
         // accesses have not walked again yet: evicting it would livelock.
         if self.unobtrusive && host.full(self.unit.bytes()) && host.resident_bytes() > self.unit.bytes() {
@@ -475,7 +632,7 @@ impl Uvm {
             let bytes = self.note_evictions(now);
             if bytes > 0 {
                 let start = now.max(self.d2h_free);
-                self.d2h_free = start + self.d2h.cycles(bytes);
+                self.d2h_free = start + self.transfer(false, bytes);
                 self.stats.d2h_busy_cycles += self.d2h_free - start;
                 self.stats.preemptive_evictions += 1;
                 self.preempted = true;
@@ -519,19 +676,32 @@ impl Uvm {
     /// Issue unit `next` of the batch at `at`.
     fn issue(&mut self, next: usize, at: u64, prev_start: u64, host: &mut dyn PagingHost) -> Result<()> {
         let item = self.items[next];
+        // Every free frame is one that proactive eviction freed: a unit that needs one takes the oldest.
+        let pe_frame = !self.pe_frames.is_empty() && host.full((self.pe_frames.len() as u64 + 1) * self.unit.bytes());
         let bytes = host.migrate(item.asid, item.va, self.unit.bytes(), &mut self.evicted)?;
+        if self.cc.is_some() {
+            self.cc_peak = self.cc_peak.max(host.resident_bytes());
+        }
         let ev = self.note_evictions(at);
         let mut start = at.max(self.h2d_free);
         if ev > 0 {
             // Unobtrusive: this unit's eviction was issued when the previous migration began, on the other direction.
             let ev_start = if self.unobtrusive { prev_start.max(self.d2h_free) } else { start.max(self.d2h_free) };
-            self.d2h_free = ev_start + self.d2h.cycles(ev);
+            self.d2h_free = ev_start + self.transfer(false, ev);
             self.stats.d2h_busy_cycles += self.d2h_free - ev_start;
             start = start.max(self.d2h_free);
         } else if self.preempted && next == 0 {
             start = start.max(self.d2h_free);
+        } else if pe_frame && bytes > 0 {
+            // Its frame is free once the proactive eviction's transfer ends.
+            if let Some(ready) = self.pe_frames.pop_front() {
+                if ready > start {
+                    self.pe_stats.proactive_wait_cycles += ready - start;
+                    start = ready;
+                }
+            }
         }
-        let end = start + self.h2d.cycles(bytes);
+        let end = start + self.transfer(true, bytes);
         self.stats.h2d_busy_cycles += end - start;
         self.stats.bytes_to_gpu += bytes;
         self.h2d_free = end;
@@ -570,6 +740,9 @@ impl FaultPath for Uvm {
         if self.evicted_units.remove(&key) {
             self.stats.premature_evictions += 1;
             self.refaulted.insert(key);
+            if let Some(mt) = self.mt.as_mut().filter(|m| m.signal == Signal::Premature) {
+                mt.count(now, 1);
+            }
         }
         self.waiting.insert(key);
         if self.buffer.len() < self.capacity {
@@ -597,10 +770,16 @@ impl FaultPath for Uvm {
             Phase::Migrating { next: n, at: t, .. } if n < self.items.len() => at(t),
             Phase::Migrating { .. } => {}
         }
+        if let Some(t) = self.mt.as_ref().and_then(Mt::next_change) {
+            at(t);
+        }
         next
     }
 
     fn poll(&mut self, now: u64, host: &mut dyn PagingHost, done: &mut Vec<FarFault>) -> Result<()> {
+        if let Some(mt) = &mut self.mt {
+            mt.roll(now);
+        }
         loop {
             while let Some(&(end, f)) = self.completing.front() {
                 if end > now {
@@ -653,14 +832,43 @@ impl FaultPath for Uvm {
         }
     }
 
+    fn throttle(&self) -> Option<bool> {
+        self.mt.as_ref().map(Mt::throttled)
+    }
+
+    fn decompress_cycles(&self) -> u64 {
+        self.cc.map_or(0, |(_, cycles, _)| cycles)
+    }
+
     fn visit_stats(&self, v: &mut dyn StatVisitor) {
         crate::stats::StatGroup::visit(&self.stats, v);
+        // Each option's stats only when it is on: runs without them report what they always did.
+        if self.compression != 1.0 {
+            crate::stats::visit_prefixed("pcie", &self.pcie_stats, v);
+        }
+        if self.proactive {
+            crate::stats::visit_prefixed("etc", &self.pe_stats, v);
+        }
+        if let Some(mt) = &self.mt {
+            let s = &mt.stats;
+            v.counter("etc.mt_triggers", s.triggers, "times", "times memory-aware throttling began throttling half the SMs");
+            v.counter("etc.mt_detection_epochs", s.detection_epochs, "epochs", "detection epochs of memory-aware throttling");
+            v.counter("etc.mt_throttled_epochs", s.throttled_epochs, "epochs", "execution epochs run with half the SMs throttled");
+            v.counter("etc.mt_free_epochs", s.free_epochs, "epochs", "execution epochs run with every SM, after the first trigger");
+        }
+        if let Some((ratio, _, _)) = self.cc {
+            v.gauge("etc.cc_capacity_permille", (self.memory * 1000.0).round() as u64, "permille", "data the GPU memory holds with capacity compression, in thousandths of the footprint");
+            v.gauge("etc.cc_peak_resident_bytes", self.cc_peak, "bytes", "most data (uncompressed bytes) held on the GPU at once");
+            v.gauge("etc.cc_peak_stored_bytes", (self.cc_peak as f64 / ratio).round() as u64, "bytes", "the memory that data took, compressed");
+        }
         for (k, &n) in self.histogram.iter().enumerate() {
             let name = if k == HISTOGRAM { format!("batch_size.gt_{}", 1u64 << (HISTOGRAM - 1)) } else { format!("batch_size.le_{}", 1u64 << k) };
             v.counter(&name, n, "batches", "batches by units migrated (faults and prefetches), in powers of two");
         }
     }
 }
+
+pub mod etc;
 
 #[cfg(test)]
 mod tests;

@@ -51,8 +51,8 @@ impl PagingHost for FakeHost {
     fn resident_bytes(&self) -> u64 {
         self.resident.len() as u64 * U
     }
-    fn full(&self, _: u64) -> bool {
-        self.resident.len() >= self.capacity
+    fn full(&self, bytes: u64) -> bool {
+        self.resident.len() + bytes.div_ceil(U) as usize > self.capacity
     }
     fn resident(&self, asid: Asid, va: u64) -> bool {
         self.resident.contains(&(asid, va))
@@ -62,8 +62,10 @@ impl PagingHost for FakeHost {
     }
 }
 
+/// A path of `overrides` (the keys of an inline table: `a = 1, b = { c = 2 }`).
 fn uvm(overrides: &str) -> Uvm {
-    let cfg: Config = toml::from_str(overrides).unwrap();
+    let doc: toml::Table = toml::from_str(&format!("x = {{ {overrides} }}")).unwrap();
+    let cfg: Config = doc["x"].clone().try_into().unwrap();
     Uvm::build(&cfg, &PagingCtx::at(1.0)).unwrap()
 }
 
@@ -204,11 +206,167 @@ fn bad_settings_name_their_keys() {
         ("handling_us = -1.0", "gpu.paging.handling_us"),
         ("handling_per_fault_us = -1.0", "gpu.paging.handling_per_fault_us"),
         ("prefetch = \"psychic\"", "gpu.paging.prefetch"),
+        ("pcie_compression = 0.5", "gpu.paging.pcie_compression"),
+        ("etc = { cc_ratio = 0.9 }", "gpu.paging.etc.cc_ratio"),
+        ("etc = { mt_signal = \"faults\" }", "gpu.paging.etc.mt_signal"),
+        ("etc = { detect_cycles = 0 }", "gpu.paging.etc.detect_cycles"),
+        ("etc = { mt_threshold = 0 }", "gpu.paging.etc.mt_threshold"),
     ] {
         let cfg: Config = toml::from_str(text).unwrap();
         let e = Uvm::build(&cfg, &PagingCtx::at(1.0)).unwrap_err().to_string();
         assert!(e.contains(key), "{text}: {e}");
     }
+}
+
+/// 64 KiB at 16.384 GB/s and 1 GHz: 4000 cycles exactly.
+const GBPS_4000: &str = "pcie_gbps = 16.384, pcie_d2h_gbps = 16.384";
+
+#[test]
+fn pcie_compression_divides_each_units_transfer_by_the_ratio_in_both_directions() {
+    let run = |extra: &str, capacity: usize, resident: u64| {
+        let mut p = uvm(&format!("{GBPS_4000}{extra}"));
+        let mut host = FakeHost::new(capacity);
+        for i in 0..resident {
+            host.migrate(1, (10 + i) * U, U, &mut Vec::new()).unwrap();
+        }
+        for va in [0, U, 2 * U] {
+            p.raise(fault(va), 0);
+        }
+        (drain(&mut p, &mut host), p)
+    };
+    let (plain, _) = run("", 100, 0);
+    assert_eq!(plain, vec![(24_000, 0), (28_000, U), (32_000, 2 * U)]);
+    // Ratio 2 and no codec time: exactly half of each unit's 4000 cycles.
+    let (half, p) = run(", pcie_compression = 2.0, compression_cycles = 0", 100, 0);
+    assert_eq!(half, vec![(22_000, 0), (24_000, U), (26_000, 2 * U)]);
+    assert_eq!(p.pcie_stats, PcieStats { link_bytes_to_gpu: 3 * U / 2, link_bytes_to_host: 0, codec_cycles: 0 });
+    assert_eq!(p.stats.bytes_to_gpu, 3 * U, "the data moved is the same");
+    // The (de)compression time is paid per unit, on the link's timeline.
+    let (codec, p) = run(", pcie_compression = 2.0, compression_cycles = 100", 100, 0);
+    assert_eq!(codec, vec![(22_100, 0), (24_200, U), (26_300, 2 * U)]);
+    assert_eq!(p.pcie_stats.codec_cycles, 300);
+    // Evictions to the host are compressed too: memory full, (evict 2100, migrate 2100) per unit.
+    let (ev, p) = run(", pcie_compression = 2.0, compression_cycles = 100", 3, 3);
+    assert_eq!(ev, vec![(24_200, 0), (28_400, U), (32_600, 2 * U)]);
+    assert_eq!(p.pcie_stats.link_bytes_to_host, 3 * U / 2);
+    assert_eq!(p.stats.d2h_busy_cycles, 3 * 2100);
+}
+
+/// Memory holding `capacity` units, all taken by units of the fake; faults
+/// on `faults` units at cycle 0.
+fn full_run(cfg: &str, capacity: u64, faults: u64) -> (Vec<(u64, u64)>, Uvm) {
+    let mut p = uvm(cfg);
+    let mut host = FakeHost::new(capacity as usize);
+    for i in 0..capacity {
+        host.migrate(1, (100 + i) * U, U, &mut Vec::new()).unwrap();
+    }
+    for i in 0..faults {
+        p.raise(fault(i * U), 0);
+    }
+    (drain(&mut p, &mut host), p)
+}
+
+#[test]
+fn proactive_eviction_frees_the_batchs_room_during_the_handling_time() {
+    let (base, _) = full_run("", 3, 2);
+    assert_eq!(base, vec![(20_000 + 2 * T64, 0), (20_000 + 4 * T64, U)], "evict then migrate, per unit");
+    let (pe, p) = full_run("etc = { proactive = true }", 3, 2);
+    // Both evictions ran during the 20 µs of handling: the migrations wait for nothing.
+    assert_eq!(pe, vec![(20_000 + T64, 0), (20_000 + 2 * T64, U)]);
+    assert_eq!(p.pe_stats, PeStats { proactive_evictions: 2, proactive_wait_cycles: 0 });
+    assert_eq!(p.stats.bytes_to_host, 2 * U);
+    assert_eq!(p.stats.d2h_busy_cycles, 2 * T64);
+    assert!(p.pe_frames.is_empty(), "each freed frame was taken");
+}
+
+#[test]
+fn a_migration_waits_only_for_the_eviction_that_freed_its_frame() {
+    // 1 µs of handling: the evictions (0–4161, 4161–8322) outlast it.
+    let (pe, p) = full_run("handling_us = 1.0, etc = { proactive = true }", 3, 2);
+    assert_eq!(pe, vec![(T64 + T64, 0), (2 * T64 + T64, U)]);
+    assert_eq!(p.pe_stats.proactive_wait_cycles, T64 - 1_000);
+    // The baseline evicts from the handling's end: 1000 + 2 × (evict, migrate).
+    let (base, _) = full_run("handling_us = 1.0", 3, 2);
+    assert_eq!(base, vec![(1_000 + 2 * T64, 0), (1_000 + 4 * T64, U)]);
+}
+
+#[test]
+fn proactive_eviction_evicts_extra_units_and_never_the_last_one() {
+    // One fault, two more units of room: three evictions, all ahead.
+    let (_, p) = full_run("etc = { proactive = true, pe_extra_units = 2 }", 4, 1);
+    assert_eq!(p.pe_stats.proactive_evictions, 3);
+    // A shortfall larger than memory: the last resident unit stays.
+    let (done, p) = full_run("etc = { proactive = true }", 2, 5);
+    assert_eq!(p.pe_stats.proactive_evictions, 1);
+    assert_eq!(done.len(), 5, "the rest evict on demand");
+    // With room, it does nothing.
+    let mut q = uvm("etc = { proactive = true }");
+    let mut host = FakeHost::new(10);
+    q.raise(fault(0), 0);
+    assert_eq!(drain(&mut q, &mut host), vec![(20_000 + T64, 0)]);
+    assert_eq!(q.pe_stats, PeStats::default());
+}
+
+#[test]
+fn throttling_begins_after_a_window_with_enough_evictions_and_ends_after_a_quiet_detection_epoch() {
+    let mut p = uvm("etc = { throttling = true, detect_cycles = 100000, execute_cycles = 500000, mt_threshold = 2 }");
+    assert_eq!(p.throttle(), Some(false));
+    let mut host = FakeHost::new(1);
+    for va in [0, U, 2 * U] {
+        p.raise(fault(va), 0);
+    }
+    // Unit 0 is evicted at 24161 (when unit 1 migrates), unit 1 at 32483: two in the window [0, 100000).
+    let mut changes = Vec::new();
+    let mut done = Vec::new();
+    let mut last = p.throttle();
+    while let Some(t) = p.next_poll() {
+        p.poll(t, &mut host, &mut done).unwrap();
+        if p.throttle() != last {
+            last = p.throttle();
+            changes.push((t, last.unwrap()));
+        }
+    }
+    // Throttled from 100000 for an execution epoch; the detection epoch [600000, 700000) saw nothing.
+    assert_eq!(changes, vec![(100_000, true), (700_000, false)]);
+    let s = &p.mt.as_ref().unwrap().stats;
+    assert_eq!((s.triggers, s.throttled_epochs, s.detection_epochs, s.free_epochs), (1, 1, 1, 1));
+    assert_eq!(p.stats.evictions, 2);
+}
+
+#[test]
+fn throttling_can_count_premature_evictions_instead() {
+    let mut p = uvm("etc = { throttling = true, mt_signal = \"premature\", mt_threshold = 1 }");
+    let mut host = FakeHost::new(1);
+    p.raise(fault(0), 0);
+    p.raise(fault(U), 0);
+    drain(&mut p, &mut host);
+    assert_eq!(p.throttle(), Some(false), "evictions alone do not count");
+    // Unit 0 faults again at 50000: a premature eviction, in the window [0, 100000).
+    p.raise(fault(0), 50_000);
+    assert_eq!(p.mt.as_ref().unwrap().next_change(), Some(100_000));
+}
+
+#[test]
+fn capacity_compression_scales_the_memory_only_when_the_data_does_not_fit() {
+    let p = uvm("memory = 0.5, etc = { compression = true, cc_ratio = 1.6 }");
+    assert!((p.memory() - 0.8).abs() < 1e-12);
+    assert_eq!(p.decompress_cycles(), 10);
+    let p = uvm("memory = 0.75, etc = { compression = true, cc_ratio = 2.0, cc_decompress_cycles = 7 }");
+    assert_eq!((p.memory(), p.decompress_cycles()), (1.0, 7), "all of it fits, compressed");
+    let p = uvm("etc = { compression = true }");
+    assert_eq!((p.memory(), p.decompress_cycles()), (1.0, 0), "the data fits: nothing compressed");
+    let p = uvm("memory = 0.5");
+    assert_eq!((p.memory(), p.decompress_cycles(), p.throttle()), (0.5, 0, None));
+}
+
+#[test]
+fn every_part_off_is_the_baseline() {
+    let cfg = "unobtrusive = true, pcie_compression = 1.0, etc = { proactive = false, throttling = false, compression = false }";
+    let (a, p) = full_run(cfg, 3, 4);
+    let (b, q) = full_run("unobtrusive = true", 3, 4);
+    assert_eq!(a, b);
+    assert_eq!(p.stats, q.stats);
+    assert_eq!(p.throttle(), None);
 }
 
 /// The reference: the same batches computed in one pass from the arrival
