@@ -295,11 +295,12 @@ mod tests {
 
     #[test]
     fn a_short_worklist_names_its_key() {
-        let given: std::collections::BTreeMap<String, String> = [("scale".to_string(), "8".to_string()), ("worklist".to_string(), "100".to_string())].into();
-        let e = super::super::build("bfs_data_warp", &given, 1).err().unwrap().to_string();
+        let given = |entries: &str| -> std::collections::BTreeMap<String, String> {
+            [("scale", "8"), ("worklist", entries)].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let e = super::super::build("bfs_data_warp", &given("100"), 1).err().unwrap().to_string();
         assert!(e.contains("worklist") && e.contains("256"), "{e}");
-        let ok: std::collections::BTreeMap<String, String> = [("scale".to_string(), "8".to_string()), ("worklist".to_string(), "1000".to_string())].into();
-        let b = super::super::build("bfs_data_warp", &ok, 1).unwrap();
+        let b = super::super::build("bfs_data_warp", &given("1000"), 1).unwrap();
         assert_eq!(b.allocations()[3].bytes, 4000);
     }
 }

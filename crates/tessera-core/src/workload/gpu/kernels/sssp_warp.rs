@@ -271,7 +271,7 @@ mod tests {
             drain(&mut t);
             assert_eq!((s.root, &s.weight), (t.root, &t.weight), "{graph}");
             assert_eq!(s.dist, t.dist, "{graph}");
-            assert!(ks.len() >= 4 && ks.len() % 2 == 0, "{graph}: {} launches", ks.len());
+            assert!(ks.len() >= 4 && ks.len().is_multiple_of(2), "{graph}: {} launches", ks.len());
             let names: Vec<&str> = ks.iter().map(|k| k.name.as_str()).collect();
             assert_eq!(names, ["sssp_warp_relax", "sssp_warp_update"].repeat(ks.len() / 2), "{graph}");
             // Relaxations: coalesced col loads, one atomic per entry of a flagged vertex.
