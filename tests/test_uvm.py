@@ -66,6 +66,8 @@ def test_etc_and_pcie_compression_run_through_simulate_gpu():
         ("gpu.thread_oversubscription={ max_extra_blocks = 0, extra_blocks = 0 }", "gpu.thread_oversubscription.max_extra_blocks"),
         ("gpu.thread_oversubscription={ lifetime_drop = 2 }", "gpu.thread_oversubscription.lifetime_drop"),
         ("gpu.thread_oversubscription={ blocks = 2 }", "blocks"),
+        ("gpu.paging.replay=\"eventually\"", "gpu.paging.replay"),
+        ("gpu.paging.service_us=-1", "gpu.paging.service_us"),
     ],
 )
 def test_bad_settings_name_their_key(override, key):
@@ -95,3 +97,15 @@ def test_the_cli_prints_thread_oversubscription(capsys):
     args = ["run", "--preset", "uvm_gpu", "--workload", "bfs", "--param", "scale=12", "--set", "gpu.thread_oversubscription={}"]
     assert main(args) == 0
     assert "blocks switched out on faults" in capsys.readouterr().out
+
+
+def test_nvidia_batching_flushes_and_counts_services(capsys):
+    nvidia = ["gpu.paging.batch_limit=4", "gpu.paging.batches_per_service=20", "gpu.paging.replay=\"batch_flush\""]
+    c = run(*nvidia).counters
+    assert c["gpu.paging.flushed"] > 0
+    assert c["gpu.paging.batches"] >= c["gpu.paging.services"] >= c["gpu.paging.batches"] / 20
+    assert c["gpu.apps.0.warp_instructions"] == run().counters["gpu.apps.0.warp_instructions"]
+    args = ["run", "--preset", "uvm_gpu", "--workload", "bfs", "--param", "scale=13", "--seed", "1"]
+    args += [a for n in nvidia for a in ("--set", n)]
+    assert main(args) == 0
+    assert "faults flushed and raised again" in capsys.readouterr().out

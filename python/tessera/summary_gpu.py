@@ -103,6 +103,9 @@ def _unified_memory(c):
     t.add_row("units prefetched", fmt(c.get("gpu.paging.prefetched_units")))
     t.add_row("mean batch time (cycles)", fmt(c.get("gpu.paging.batch_cycles", 0) / b) if b else "-")
     t.add_row("faults parked (buffer full)", fmt(c.get("gpu.paging.parked")))
+    t.add_row("fault services (bottom halves)", fmt(c.get("gpu.paging.services")))
+    if c.get("gpu.paging.flushed"):
+        t.add_row("faults flushed and raised again", fmt(c["gpu.paging.flushed"]))
     t.add_row("bytes to the GPU", fmt(c.get("gpu.paging.bytes_to_gpu")))
     t.add_row("units evicted", fmt(c.get("gpu.paging.evictions")))
     t.add_row("premature evictions", fmt(c.get("gpu.paging.premature_evictions")))
