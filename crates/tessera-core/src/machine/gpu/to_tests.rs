@@ -4,21 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::thread_oversubscription::ToSpec;
+use super::uvm_tests::{builtin, counter, spec};
 use super::*;
-
-fn spec(overrides: &[&str]) -> Spec {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    crate::config::load(&crate::config::ConfigSource::Preset("uvm_gpu".into()), &o).unwrap()
-}
-
-fn builtin(name: &str, params: &[(&str, &str)]) -> GpuApp {
-    let p: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    GpuApp::builtin(name, &p, 1).unwrap()
-}
-
-fn counter(m: &GpuMachine, key: &str) -> u64 {
-    *m.stats().counters.get(key).unwrap_or_else(|| panic!("no stat {key}"))
-}
 
 fn bfs() -> GpuApp {
     builtin("bfs", &[("scale", "13")])

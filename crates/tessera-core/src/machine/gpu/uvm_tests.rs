@@ -6,17 +6,17 @@ use std::collections::BTreeMap;
 use super::*;
 
 /// The `uvm_gpu` preset with `overrides`.
-fn spec(overrides: &[&str]) -> Spec {
+pub(super) fn spec(overrides: &[&str]) -> Spec {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     crate::config::load(&crate::config::ConfigSource::Preset("uvm_gpu".into()), &o).unwrap()
 }
 
-fn builtin(name: &str, params: &[(&str, &str)]) -> GpuApp {
+pub(super) fn builtin(name: &str, params: &[(&str, &str)]) -> GpuApp {
     let p: BTreeMap<String, String> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     GpuApp::builtin(name, &p, 1).unwrap()
 }
 
-fn counter(m: &GpuMachine, key: &str) -> u64 {
+pub(super) fn counter(m: &GpuMachine, key: &str) -> u64 {
     *m.stats().counters.get(key).unwrap_or_else(|| panic!("no stat {key}"))
 }
 
@@ -122,6 +122,8 @@ fn nvidia_batching_flushes_and_limits_services_and_runs_the_same_work() {
     assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), counter(&m, "gpu.apps.0.mapped_bytes"));
     assert_eq!(counter(&m, "gpu.paging.faults"), counter(&m, "gpu.paging.batch_faults") + flushed);
     assert_eq!(counter(&m, "gpu.paging.handling_cycles"), 20_000 * batches + 5_000 * services);
+}
+
 /// The `uvm_gpu` preset at `memory`, with more of `gpu.paging` (TOML keys), on BFS at scale 13.
 fn run_uvm(memory: f64, more: &str, extra: &[&str]) -> GpuMachine {
     let paging = format!("gpu.paging={{ kind = \"uvm\", memory = {memory}{more} }}");

@@ -482,7 +482,7 @@ proptest! {
 #[test]
 fn a_service_takes_its_batch_limit_then_a_new_one_pays_its_start() {
     // One fault per batch, two batches per service, 5 µs to begin a service.
-    let mut p = uvm("batch_limit = 1\nbatches_per_service = 2\nservice_us = 5.0");
+    let mut p = uvm("batch_limit = 1, batches_per_service = 2, service_us = 5.0");
     let mut host = FakeHost::new(100);
     for va in [0, U, 2 * U] {
         p.raise(fault(va), 0);
@@ -494,7 +494,7 @@ fn a_service_takes_its_batch_limit_then_a_new_one_pays_its_start() {
     assert_eq!(done, vec![(d1, 0), (d2, U), (d3, 2 * U)]);
     assert_eq!((p.stats.batches, p.stats.services), (3, 2));
     // Without a limit, one service: only the first batch pays its start.
-    let mut p = uvm("batch_limit = 1\nservice_us = 5.0");
+    let mut p = uvm("batch_limit = 1, service_us = 5.0");
     for va in [0, U, 2 * U] {
         p.raise(fault(va), 0);
     }
@@ -523,7 +523,7 @@ fn thrashing_shortens_a_service() {
     // third fault is A (thrashing), the service's limit falls to 2 and
     // batch 4 begins a new service; with a fresh unit D it does not.
     let run = |third: u64| {
-        let mut p = uvm("batch_limit = 1\nbatches_per_service = 10\nthrashing_batches_per_service = 2");
+        let mut p = uvm("batch_limit = 1, batches_per_service = 10, thrashing_batches_per_service = 2");
         let mut host = FakeHost::new(1);
         p.raise(fault(0), 0);
         p.raise(fault(U), 0);
@@ -545,7 +545,7 @@ fn thrashing_shortens_a_service() {
 
 #[test]
 fn batch_flush_drops_what_is_still_buffered_and_it_faults_again() {
-    let mut p = uvm("batch_limit = 1\nreplay = \"batch_flush\"");
+    let mut p = uvm("batch_limit = 1, replay = \"batch_flush\"");
     let mut host = FakeHost::new(100);
     p.raise(fault(0), 0);
     p.raise(fault(U), 0);
