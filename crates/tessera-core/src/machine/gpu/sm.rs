@@ -266,12 +266,21 @@ impl Sm {
     /// schedulers do); remembers it.
     #[inline]
     pub fn pick(&mut self, warps: &[Warp], t: u64, can: impl Fn(u32) -> bool) -> Option<u32> {
-        let range = self.warp_base..self.warp_base + self.span;
         let ok = |w: u32| warps[w as usize].ready(t) && can(w);
         let chosen = match self.scheduler {
             Scheduler::Gto => match self.last.filter(|&w| ok(w)) {
                 Some(w) => Some(w),
-                None => range.filter(|&w| ok(w)).min_by_key(|&w| warps[w as usize].age),
+                None => {
+                    // The oldest ready warp: one pass over the slots in use, no bounds checks.
+                    let base = self.warp_base as usize;
+                    let mut best: Option<(u64, u32)> = None;
+                    for (i, x) in warps[base..base + self.span as usize].iter().enumerate() {
+                        if x.active && x.ready_at <= t && best.is_none_or(|(age, _)| x.age < age) && can((base + i) as u32) {
+                            best = Some((x.age, (base + i) as u32));
+                        }
+                    }
+                    best.map(|(_, w)| w)
+                }
             },
             Scheduler::Lrr => {
                 // Slots past the span are empty: cycling over the span finds the same warp.
@@ -288,13 +297,15 @@ impl Sm {
     /// The earliest cycle a resident warp that `can` issue may issue, if any is not waiting.
     #[inline]
     pub fn next_ready(&self, warps: &[Warp], can: impl Fn(u32) -> bool) -> Option<u64> {
-        (self.warp_base..self.warp_base + self.span)
-            .filter(|&w| {
-                let x = &warps[w as usize];
-                x.active && x.ready_at != u64::MAX && can(w)
-            })
-            .map(|w| warps[w as usize].ready_at)
-            .min()
+        let base = self.warp_base as usize;
+        let mut best = u64::MAX;
+        for (i, x) in warps[base..base + self.span as usize].iter().enumerate() {
+            // u64::MAX (waiting on memory or a barrier) never beats `best`.
+            if x.active && x.ready_at < best && can((base + i) as u32) {
+                best = x.ready_at;
+            }
+        }
+        (best != u64::MAX).then_some(best)
     }
 }
 
