@@ -18,6 +18,7 @@
     tessera reproduce gtsm [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-motivation [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-gpu [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
+    tessera reproduce uvm-batching [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera gtsm montecarlo [--figure fig3|fig7|table2|fig14 ...] [--seed N] [--slices N] [--threads N]
                             [--json] [-o DIR]
     tessera gpu kernels [NAME] [--json] | trace KERNEL [--param k=v ...] [--xz] -o DIR
@@ -471,11 +472,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     # reproduce
     p_rep = sub.add_parser("reproduce", help="re-run a paper's study and write a report comparing with the paper")
-    p_rep.add_argument("study", choices=["mmu-analysis", "mosaic-pages", "gtsm", "mosaic-motivation", "mosaic-gpu"],
+    p_rep.add_argument("study", choices=["mmu-analysis", "mosaic-pages", "gtsm", "mosaic-motivation", "mosaic-gpu",
+                                             "uvm-batching"],
                        help="mmu-analysis: the scale-out MMU study; mosaic-pages: Mosaic Pages' Fig. 6, Tables 3 and 4; "
                        "gtsm: GTSM superpages' Figs. 11-18 and retired pages; mosaic-motivation: the Mosaic GPU "
                        "paper's Figs. 3 and 4, bloat and L2 TLB vs page-walk cache; mosaic-gpu: the same paper's "
-                       "evaluation, Mosaic against GPU-MMU and an ideal TLB (Figs. 8-16)")
+                       "evaluation, Mosaic against GPU-MMU and an ideal TLB (Figs. 8-16); uvm-batching: the batch-aware "
+                       "unified-memory paper's Figs. 11-18 (TO, UE, PCIe compression, ETC, ratio, handling time)")
     p_rep.add_argument("--quick", action="store_true", help="smaller sweep, a few minutes on 2 cores")
     p_rep.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests only: numbers mean nothing
     p_rep.add_argument("-o", "--out", metavar="DIR", help="report directory (default tessera-results/<sweep name>)")
@@ -979,6 +982,8 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
         raise _Usage("--warmup applies only to mmu-analysis: mosaic-motivation runs each GPU kernel from start to end")
     if args.study == "mosaic-gpu" and args.warmup is not None:
         raise _Usage("--warmup applies only to mmu-analysis: mosaic-gpu runs each GPU kernel from start to end")
+    if args.study == "uvm-batching" and args.warmup is not None:
+        raise _Usage("--warmup applies only to mmu-analysis: uvm-batching runs each GPU kernel from start to end")
     if args.study == "gtsm" and args.warmup is not None:
         raise _Usage("--warmup applies only to mmu-analysis: gtsm warms each workload up on its own share "
                      "of instructions")

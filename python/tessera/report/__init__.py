@@ -22,6 +22,11 @@ Studies (:data:`STUDIES`):
 - ``mosaic-gpu``: the same paper's evaluation (§6): Mosaic against GPU-MMU
   and an ideal TLB; see :mod:`tessera.report.mosaic_gpu` and
   docs/reproduce-mosaic-gpu.md.
+- ``uvm-batching``: Kim et al., "Batch-Aware Unified Memory Management in
+  GPUs for Irregular Workloads" (ASPLOS 2020), its Figs. 11–18: thread
+  oversubscription and unobtrusive eviction against the baseline, PCIe
+  compression and ETC; see :mod:`tessera.report.uvm_batching` and
+  docs/reproduce-uvm-batching.md.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ STUDIES = {
     "gtsm": "GTSM superpages (Du et al.): Figs. 11-13 walks and IPC, Figs. 15-18 sensitivities, retired pages",
     "mosaic-motivation": "Mosaic GPU (Ausavarungnirun et al.) §3: Fig. 3 TLB cost, Fig. 4 demand paging, bloat, L2 TLB vs PWC",
     "mosaic-gpu": "Mosaic GPU (Ausavarungnirun et al.) §6: Mosaic vs GPU-MMU vs ideal TLB, Figs. 8-16, coalescing, bloat",
+    "uvm-batching": "batch-aware unified memory (Kim et al.): Figs. 11-18, TO, UE, PCIe compression, ETC, ratio, handling",
 }
 
 
@@ -71,7 +77,7 @@ def reproduce(
     :class:`tessera.report.gtsm_run.Reproduction`, whose warm-ups are its
     own, so ``warmup`` must be left out too; ``mosaic-motivation``: a
     :class:`tessera.report.mosaic_motivation_run.Reproduction`, no warm-up;
-    ``mosaic-gpu``: the same class, no warm-up).
+    ``mosaic-gpu`` and ``uvm-batching``: the same class, no warm-up).
     """
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
@@ -105,6 +111,15 @@ def reproduce(
             out = os.path.join("tessera-results", mosaic_gpu.sweep_name(scale))
         return mosaic_gpu_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs,
                                         force=force, progress=progress, command=command)
+    if study == "uvm-batching":
+        from tessera.report import uvm_batching, uvm_batching_run
+
+        if warmup is not None:
+            raise ValueError("uvm-batching runs each GPU kernel from its start to its end: --warmup does not apply")
+        if out is None:
+            out = os.path.join("tessera-results", uvm_batching.sweep_name(scale))
+        return uvm_batching_run.reproduce(out, scale=scale, store=store, executor=executor, jobs=jobs,
+                                          force=force, progress=progress, command=command)
     if study == "mosaic-pages":
         from tessera.report import mosaic_pages, mosaic_run
 
