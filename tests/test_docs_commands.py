@@ -47,7 +47,8 @@ from tessera.config import dumps_toml, loads_toml
 
 #: Reports written by ``tessera reproduce``: the generator's text, not hand-written docs.
 GENERATED = ("docs/reproduce-mosaic-pages/", "docs/reproduce-mmu-analysis/", "docs/reproduce-gtsm/",
-             "docs/reproduce-mosaic-motivation/", "docs/reproduce-mosaic-gpu-quick/", "docs/reproduce-mosaic-gpu/")
+             "docs/reproduce-mosaic-motivation/", "docs/reproduce-mosaic-gpu-quick/", "docs/reproduce-mosaic-gpu/",
+             "docs/reproduce-uvm-batching-quick/", "docs/reproduce-uvm-batching/")
 #: Fenced blocks in these languages hold code or data, not command lines.
 NOT_SHELL = {"python", "toml", "json", "text"}
 _START = re.compile(r"^(tessera [a-z{]|pip install |bash |cargo |python )")
@@ -72,8 +73,8 @@ Check = Union[Run, Skip]
 _RECORD = Skip("records a program under Valgrind or QEMU; tests/test_record.py records small C programs with both")
 _REPRODUCE = Skip(
     "a study of minutes (--quick) to hours; tests/test_reproduce.py, tests/test_reproduce_mosaic.py, "
-    "tests/test_reproduce_gtsm.py, tests/test_reproduce_mosaic_motivation.py and tests/test_reproduce_mosaic_gpu.py "
-    "run the same code at a test scale"
+    "tests/test_reproduce_gtsm.py, tests/test_reproduce_mosaic_motivation.py, tests/test_reproduce_mosaic_gpu.py "
+    "and tests/test_reproduce_uvm_batching.py run the same code at a test scale"
 )
 _SMALL_GUPS = ("table=4GiB", "table=64MiB --param updates=20k")
 _PLACEHOLDERS = (("RUN_ID", "{run_id}"), ("3f2a9c", "{run_id_prefix}"))
@@ -247,6 +248,9 @@ COMMANDS: dict[str, Check] = {
     "tessera reproduce mosaic-gpu --quick -o mg-report": _REPRODUCE,
     "tessera reproduce mosaic-gpu --quick -o mg-quick": _REPRODUCE,
     "tessera reproduce mosaic-gpu -o mg-full": _REPRODUCE,
+    "tessera reproduce uvm-batching --quick -o uvm-report": _REPRODUCE,
+    "tessera reproduce uvm-batching --quick -o uvm-quick": _REPRODUCE,
+    "tessera reproduce uvm-batching -o uvm-full": _REPRODUCE,
 }
 
 #: Workload parameters of the small copies of the example sweeps (every workload they use).

@@ -34,7 +34,7 @@ def test_the_sweeps_cover_every_figure_and_expand() -> None:
     for m, seeds in ub.MAIN["quick"]:
         for c, over in ub.CONFIGS.items():
             s = specs[f"main-{c}-m{round(m * 100)}"]
-            assert s["set"] == {**over, "gpu.paging.memory": m} and s["axes"]["seed"] == list(seeds)
+            assert s["set"] == {**ub.STUDY_SET, **over, "gpu.paging.memory": m} and s["axes"]["seed"] == list(seeds)
             assert len(s["axes"]["apps"]) == 11
     assert specs["ratio-ue"]["axes"]["gpu.paging.memory"] == list(ub.RATIOS["quick"])
     assert 0.1 in ub.RATIOS["quick"] and 1.0 in ub.RATIOS["quick"]

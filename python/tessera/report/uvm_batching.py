@@ -125,6 +125,12 @@ RATIO_CONFIGS = ("base", "ue")
 #: Fig. 18's runtime handling times (µs), at :data:`HANDLING_MEMORY`.
 HANDLING = {"full": (20, 30, 40, 50), "quick": (20, 50), "tiny": (20, 50)}
 HANDLING_CONFIGS = ("base", "to_ue")
+#: Set on every machine of the study: a launch spreads its blocks over the
+#: SMs one per SM per round, as GPGPU-Sim's block issue does (Tessera's
+#: default, ``fill``, fills each SM in turn). Small launches (GC-DTC's and
+#: BFS-DWC's worklists) then use every SM; TO's inactive blocks never take a
+#: block another SM could run under either.
+STUDY_SET: dict[str, Any] = {"gpu.block_dispatch": "round_robin"}
 HANDLING_MEMORY = 0.5
 MACHINE = "uvm_gpu"
 
@@ -157,7 +163,7 @@ def specs(scale: str) -> dict[str, dict[str, Any]]:
     apps = [[k] for k in kernels]
 
     def spec(part: str, over: Mapping[str, Any], axes: Mapping[str, Any], seed: Any = 0) -> dict[str, Any]:
-        out = {"name": sweep_name(scale, part), "machine": MACHINE, "set": dict(over), "params": params,
+        out = {"name": sweep_name(scale, part), "machine": MACHINE, "set": {**STUDY_SET, **over}, "params": params,
                "axes": {"apps": apps, **axes}}
         if seed is not None:
             out["seed"] = seed
@@ -369,6 +375,7 @@ def _ratio_sweep(runs: pd.DataFrame, ratios: Sequence[float]) -> pd.DataFrame:
     and UE's speedup over the baseline, per workload and the geometric mean."""
     d = runs[(runs["handling_us"] == 20.0) & (runs["seed"] == 0) & runs["config"].isin(RATIO_CONFIGS)]
     p = d.pivot_table(index=["workload", "memory"], columns="config", values="cycles")
+    f = d.pivot_table(index=["workload", "memory"], columns="config", values="faults")
     rows = []
     for w in dict.fromkeys(d["workload"]):
         full = p.loc[(w, 1.0), "base"] if (w, 1.0) in p.index else math.nan
@@ -376,11 +383,12 @@ def _ratio_sweep(runs: pd.DataFrame, ratios: Sequence[float]) -> pd.DataFrame:
             if (w, r) not in p.index:
                 continue
             rows.append({"workload": w, "ratio": r, "perf": full / p.loc[(w, r), "base"],
-                         "ue_speedup": p.loc[(w, r), "base"] / p.loc[(w, r), "ue"]})
+                         "ue_speedup": p.loc[(w, r), "base"] / p.loc[(w, r), "ue"],
+                         "ue_faults": f.loc[(w, r), "ue"] / f.loc[(w, r), "base"]})
     per = pd.DataFrame(rows)
     g = per.groupby("ratio").agg(perf=("perf", geomean), ue_speedup=("ue_speedup", geomean),
                                  ue_min=("ue_speedup", "min"), ue_max=("ue_speedup", "max"),
-                                 workloads=("workload", "count"))
+                                 ue_faults=("ue_faults", geomean), workloads=("workload", "count"))
     g = g.reset_index()
     g.insert(0, "workload", "geomean")
     return pd.concat([per, g], ignore_index=True).set_index(["workload", "ratio"])

@@ -176,8 +176,10 @@ def _machines() -> list[Block]:
         Para("Every machine is the preset `uvm_gpu` (16 SMs at 1 GHz, 64-entry L1 TLBs, a 1,024-entry shared L2 "
              "TLB, a 2 MiB L2 cache, a 1,024-entry fault buffer, 64 KiB units, 20 µs of runtime handling per "
              "batch, 15.75 GB/s PCIe each way, sequential-local 64 KiB prefetching, LRU eviction) with the "
-             "overrides below, and `gpu.paging.memory` set to the share studied. Each differs from the baseline "
-             "in its overrides only. Defaults of TO, UE, the compression and ETC, and every choice where the "
+             "overrides below, `gpu.block_dispatch = \"round_robin\"` (a launch gives each SM one block per "
+             "round, as GPGPU-Sim does; Tessera's default fills each SM in turn, which leaves SMs idle under "
+             "GC-DTC's and BFS-DWC's small launches) and `gpu.paging.memory` set to the share studied. Each "
+             "differs from the baseline in its overrides only. Defaults of TO, UE, the compression and ETC, and every choice where the "
              "paper is silent, are in `docs/uvm.md`."),
         Table(["machine", "overrides on `uvm_gpu`"], rows, numeric=False),
         Bullets([
@@ -302,21 +304,28 @@ def _fig16(t: Mapping[str, pd.DataFrame]) -> list[Block]:
 def _fig17(t: Mapping[str, pd.DataFrame]) -> list[Block]:
     f = t["fig17"]
     g = f.loc["geomean"]
-    rows = [[fmt(r, 2), _x(g.loc[r, "perf"]), _x(g.loc[r, "ue_speedup"]),
-             f"{_x(g.loc[r, 'ue_min'])}–{_x(g.loc[r, 'ue_max'])}"] for r in g.index]
+    fp = t["workloads"]["footprint_mib"]
+    units = (fp.min() * 16, fp.max() * 16)
+    rows = [[fmt(r, 2), f"{units[0] * r:,.0f}–{units[1] * r:,.0f}", _x(g.loc[r, "perf"]), _x(g.loc[r, "ue_speedup"]),
+             f"{_x(g.loc[r, 'ue_min'])}–{_x(g.loc[r, 'ue_max'])}", _x(g.loc[r, "ue_faults"])] for r in g.index]
     rise = [g.loc[r, "ue_speedup"] for r in sorted(g.index)]
     mono = all(a >= b for a, b in zip(rise, rise[1:]))
+    worst = min(g.index, key=lambda r: g.loc[r, "ue_speedup"])
     return [
         Heading(2, "Fig. 17: the oversubscription ratio"),
-        Table(["ratio (memory / footprint)", "baseline / baseline at 1.0", "UE over the baseline",
-               "UE, range over workloads"], rows,
+        Table(["ratio (memory / footprint)", "memory, 64 KiB units", "baseline / baseline at 1.0",
+               "UE over the baseline", "UE, range over workloads", "UE's faults / baseline's"], rows,
               caption="Geometric means over workloads, seed 0. Performance is cycles at 1.0 over cycles at the "
-                      "ratio."),
+                      "ratio. Memory in units: the smallest and the largest workload's footprint times the ratio."),
         Para(f"UE's average speedup is {_x(g.loc[min(g.index), 'ue_speedup'])} at a ratio of {min(g.index):g} "
              f"(the paper: {_x(paper.UE_AT_RATIO_01)} at 0.1) and {_x(g.loc[max(g.index), 'ue_speedup'])} at "
              f"{max(g.index):g} (the paper: 1, nothing to evict). It "
              + ("grows as the memory shrinks at every step studied." if mono else
                 "does not grow at every step as the memory shrinks.")
+             + f" Its lowest average, {_x(g.loc[worst, 'ue_speedup'])}, is at a ratio of {worst:g}, where UE's runs "
+             f"fault {_x(g.loc[worst, 'ue_faults'])} as often as the baseline's: the unit UE evicts when a batch "
+             "begins is gone for the whole handling time, and when memory holds few units, warps still use it "
+             "then and fault on it again."
              + f" The baseline at 50 % memory runs at {_x(g.loc[0.5, 'perf']) if 0.5 in g.index else '—'} of its "
              f"speed with the data fitting (the paper's Fig. 8: {_chg(1 + paper.OVERSUB_50_LOSS)})."),
         Figure("figures/fig17", "Fig. 17: the baseline's performance against the ratio (bars) and UE's speedup "

@@ -354,6 +354,8 @@ pub struct GpuMachine {
     stats: GpuStats,
     /// `gpu.ldst = "blocking"`: an L1 TLB miss holds the SM's load/store unit.
     blocking_ldst: bool,
+    /// `gpu.block_dispatch = "round_robin"`: a launch gives each SM one block per round.
+    round_robin: bool,
     /// No SM issues before this cycle (the OS compacting memory: CAC stalls the whole GPU).
     frozen_until: u64,
     /// Cycles the whole GPU stalled for compaction.
@@ -477,6 +479,7 @@ impl GpuMachine {
         let to = gpu.thread_oversubscription.as_ref().map(ToControl::new);
         Ok(GpuMachine {
             blocking_ldst: gpu.ldst == "blocking",
+            round_robin: gpu.block_dispatch == "round_robin",
             frozen_until: 0,
             compaction_stall: 0,
             spec: spec.clone(),
@@ -705,10 +708,35 @@ impl GpuMachine {
         app.kernels += 1;
         app.next_block = 0;
         app.kernel = Some(k);
-        for s in self.apps[a].sms.clone() {
-            // An SM memory-aware throttling stopped takes its blocks when it runs again.
-            if !self.throttle.stopped[s as usize] {
-                self.dispatch(s, t);
+        // Every SM's running slots first, then the inactive ones: an inactive
+        // block must never take a block that another SM could run now (a grid
+        // that fits the GPU leaves thread oversubscription nothing to switch).
+        let sms = self.apps[a].sms.clone();
+        // An SM memory-aware throttling stopped takes its blocks when it runs again.
+        if self.round_robin {
+            loop {
+                let mut took = false;
+                for s in sms.clone() {
+                    if !self.throttle.stopped[s as usize] {
+                        took |= self.start_block(s, true, t);
+                    }
+                }
+                if !took {
+                    break;
+                }
+            }
+        } else {
+            for s in sms.clone() {
+                if !self.throttle.stopped[s as usize] {
+                    self.dispatch_active(s, t);
+                }
+            }
+        }
+        if self.to.is_some() {
+            for s in sms.clone() {
+                if !self.throttle.stopped[s as usize] {
+                    self.dispatch_inactive(s, t);
+                }
             }
         }
         // A kernel with no thread blocks ends at once.
@@ -787,10 +815,20 @@ impl GpuMachine {
     /// (with thread oversubscription: inactive blocks first, then up to
     /// its degree of inactive blocks beyond them).
     fn dispatch(&mut self, s: u32, t: u64) {
+        self.dispatch_active(s, t);
+        self.dispatch_inactive(s, t);
+    }
+
+    /// Run SM `s`'s ready inactive blocks, then start new blocks running.
+    fn dispatch_active(&mut self, s: u32, t: u64) {
         if self.to.is_some() {
             self.run_inactive(s, t);
         }
         while self.start_block(s, true, t) {}
+    }
+
+    /// Fill SM `s`'s spare slots with inactive blocks, up to the degree.
+    fn dispatch_inactive(&mut self, s: u32, t: u64) {
         if let Some(to) = &self.to {
             let degree = to.degree;
             while self.sms[s as usize].inactive_blocks < degree && self.start_block(s, false, t) {}

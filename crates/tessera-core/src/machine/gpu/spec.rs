@@ -64,6 +64,13 @@ pub struct GpuSpec {
     /// until it is through).
     #[serde(default = "d_ldst")]
     pub ldst: String,
+    /// How a launch spreads its thread blocks over the SMs: `fill` (each SM
+    /// in turn takes all the blocks it can hold) or `round_robin` (one block
+    /// per SM per round, as GPGPU-Sim's block issue does). They differ only
+    /// for a grid smaller than the GPU holds at once. Later blocks go to
+    /// whichever SM frees room first under both.
+    #[serde(default = "d_dispatch", skip_serializing_if = "is_fill")]
+    pub block_dispatch: String,
     #[serde(default = "d_l1_tlb")]
     pub l1_tlb: GpuTlbSpec,
     #[serde(default = "d_l2_tlb")]
@@ -213,6 +220,12 @@ fn none() -> MechanismSpec {
 fn d_ldst() -> String {
     "nonblocking".into()
 }
+fn d_dispatch() -> String {
+    "fill".into()
+}
+fn is_fill(s: &str) -> bool {
+    s == "fill"
+}
 fn d_paging() -> MechanismSpec {
     MechanismSpec { kind: "demand".into(), params: toml::Table::new() }
 }
@@ -258,6 +271,7 @@ impl Default for GpuSpec {
             sm_split: Vec::new(),
             ideal_tlb: false,
             ldst: d_ldst(),
+            block_dispatch: d_dispatch(),
             l1_tlb: d_l1_tlb(),
             l2_tlb: d_l2_tlb(),
             walker: GpuWalkerSpec::default(),
@@ -275,6 +289,8 @@ impl Default for GpuSpec {
 pub const SCHEDULERS: [&str; 2] = ["gto", "lrr"];
 /// The load/store unit's behaviour on an L1 TLB miss, as written at `gpu.ldst`.
 pub const LDST: [&str; 2] = ["nonblocking", "blocking"];
+/// How a launch spreads its blocks, as written at `gpu.block_dispatch`.
+pub const DISPATCH: [&str; 2] = ["fill", "round_robin"];
 
 impl GpuTlbSpec {
     /// The arrays as (page size, sets, ways), checked.
@@ -332,6 +348,13 @@ impl GpuSpec {
         }
         if !LDST.contains(&self.ldst.as_str()) {
             return Err(Error::config_allowed("gpu.ldst", format!("unknown load/store unit \"{}\"", self.ldst), &LDST));
+        }
+        if !DISPATCH.contains(&self.block_dispatch.as_str()) {
+            return Err(Error::config_allowed(
+                "gpu.block_dispatch",
+                format!("unknown block dispatch \"{}\"", self.block_dispatch),
+                &DISPATCH,
+            ));
         }
         if !(self.clock_ghz.is_finite() && self.clock_ghz > 0.0) {
             return Err(Error::config("gpu.clock_ghz", "must be a positive number of GHz"));

@@ -296,3 +296,24 @@ proptest::proptest! {
         proptest::prop_assert_eq!(walked, pages);
     }
 }
+
+#[test]
+fn round_robin_dispatch_spreads_a_small_grid_over_the_sms() {
+    // Two one-warp blocks on two SMs that could each hold both: `fill` puts
+    // both on SM 0, where they share its issue slot; `round_robin` gives
+    // each SM one, so the kernel ends sooner and runs the same instructions.
+    let run = |d: &str, sms: &str| {
+        let d = format!("gpu.block_dispatch=\"{d}\"");
+        let s = spec(&[sms, "gpu.paging=\"resident\"", "gpu.ideal_tlb=true", &d]);
+        run_apps(&s, vec![builtin("vector_add", &[("n", "64"), ("block", "32")])], 1).unwrap()
+    };
+    let (fill, rr) = (run("fill", "gpu.sms=2"), run("round_robin", "gpu.sms=2"));
+    assert!(rr.cycles() < fill.cycles(), "{} vs {}", rr.cycles(), fill.cycles());
+    assert_eq!(rr.stats().get("gpu.apps.0.warp_instructions"), fill.stats().get("gpu.apps.0.warp_instructions"));
+    // With one SM there is nothing to spread: the runs are identical.
+    assert_eq!(run("fill", "gpu.sms=1").stats().to_json(), run("round_robin", "gpu.sms=1").stats().to_json());
+    // An unknown policy names the key and the allowed values.
+    let o = vec!["gpu.block_dispatch=\"random\"".to_string()];
+    let e = crate::config::load(&crate::config::ConfigSource::Preset("mosaic_gpu".into()), &o).unwrap_err().to_string();
+    assert!(e.contains("gpu.block_dispatch") && e.contains("round_robin"), "{e}");
+}

@@ -46,12 +46,26 @@ fn no_extra_blocks_is_the_machine_without_oversubscription() {
 
 #[test]
 fn resident_memory_never_switches() {
+    // Scale 15: 128 blocks of 256 threads, twice what the 16 SMs run at once.
+    let bfs = || builtin("bfs", &[("scale", "15")]);
     let s = spec(&["gpu.paging=\"resident\"", "gpu.thread_oversubscription={}"]);
     let m = run_apps(&s, vec![bfs()], 1).unwrap();
     assert_eq!(counter(&m, "gpu.to.switches"), 0);
     assert!(counter(&m, "gpu.to.inactive_dispatched") > 0, "extra blocks wait, and run when a block ends");
     let base = run_apps(&spec(&["gpu.paging=\"resident\""]), vec![bfs()], 1).unwrap();
     assert_eq!(counter(&m, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+}
+
+#[test]
+fn a_grid_the_gpu_runs_at_once_leaves_nothing_inactive() {
+    // Scale 13: 32 blocks, and the 16 SMs run 64 at once. Every block runs
+    // at launch, on the SMs the baseline gives it: the inactive slots never
+    // take a block another SM could run, so TO changes nothing.
+    let base = run_apps(&spec(&[]), vec![bfs()], 1).unwrap();
+    let to = run_apps(&spec(&["gpu.thread_oversubscription={ extra_blocks = 4, adaptive = false }"]), vec![bfs()], 1).unwrap();
+    assert_eq!(counter(&to, "gpu.to.inactive_dispatched"), 0);
+    let mine: BTreeMap<_, _> = to.stats().counters.into_iter().filter(|(k, _)| !k.starts_with("gpu.to.")).collect();
+    assert_eq!(mine, base.stats().counters.into_iter().collect::<BTreeMap<_, _>>());
 }
 
 #[test]
