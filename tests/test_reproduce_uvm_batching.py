@@ -39,7 +39,7 @@ def test_the_sweeps_cover_every_figure_and_expand() -> None:
     assert specs["ratio-ue"]["axes"]["gpu.paging.memory"] == list(ub.RATIOS["quick"])
     assert 0.1 in ub.RATIOS["quick"] and 1.0 in ub.RATIOS["quick"]
     assert specs["handling-to_ue"]["axes"]["gpu.paging.handling_us"] == [20, 50]
-    assert {k: v["params"]["bfs"]["scale"] for k, v in specs.items()} == {k: "14" for k in specs}
+    assert {k: v["params"]["bfs"]["scale"] for k, v in specs.items()} == {k: "15" for k in specs}
     for name in ("main-etc-m50", "ratio-base", "handling-to_ue"):
         runs = load_spec(specs[name]).expand()
         assert runs
