@@ -109,6 +109,8 @@ impl ShootdownCost {
         s.sms_reached += reached as u64;
         s.cycles += cost;
         if cost == 0 {
+            // A transfer placed before `now` (unobtrusive eviction's) must not be pulled up to it.
+            self.until = 0;
             return;
         }
         self.until = now + cost;
