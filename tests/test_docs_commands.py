@@ -200,6 +200,13 @@ COMMANDS: dict[str, Check] = {
         small=(("scale=16", "scale=12"),)),
     "tessera run --preset uvm_gpu --workload bfs --param scale=16 --set gpu.paging.memory=0.75 --set "
     "\"gpu.thread_oversubscription={}\"": Run(small=(("scale=16", "scale=12"),)),
+    # docs/uvm.md: the cost of eviction's TLB shootdowns
+    "tessera run --preset uvm_gpu --apps bfs,pagerank --set gpu.paging.memory=0.5 --set 'gpu.paging.shootdown={ cycles = 1000, "
+    "per_sm_cycles = 100, scope = \"all\" }'": Run(small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),
+    "tessera run --preset uvm_gpu --apps bfs,pagerank --set gpu.paging.memory=0.5 --set gpu.paging.unobtrusive=U --set "
+    "'gpu.paging.shootdown={ cycles = 1000, per_sm_cycles = 100, scope = \"S\" }'": Run(
+        small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"), ("unobtrusive=U", "unobtrusive=true"),
+               ('scope = "S"', 'scope = "app"'))),
     # docs/mosaic-gpu.md
     "tessera run --preset mosaic_gpu_mosaic --apps bfs,pagerank --set gpu.paging=resident": Run(
         small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),

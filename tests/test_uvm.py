@@ -109,3 +109,45 @@ def test_nvidia_batching_flushes_and_counts_services(capsys):
     args += [a for n in nvidia for a in ("--set", n)]
     assert main(args) == 0
     assert "faults flushed and raised again" in capsys.readouterr().out
+
+
+def test_shootdown_costs_count_and_scope_all_stalls_the_other_application():
+    free = run("gpu.paging.memory=0.5")
+    zero = run("gpu.paging.memory=0.5", "gpu.paging.shootdown={ cycles = 0, per_sm_cycles = 0 }").counters
+    own = [k for k in zero if k.startswith("gpu.paging.shootdown.") or k.endswith(".shootdown_stall_cycles")]
+    assert zero["gpu.paging.shootdown.shootdowns"] == zero["os.evictions"] > 0
+    # Free shootdowns only count: every other counter is the run without them.
+    assert {k: v for k, v in zero.items() if k not in own} == free.counters
+    two = BFS + [{"kernel": "vector_add", "params": {"n": 100_000}}]
+    cost = ["gpu.sms=4", "gpu.paging.memory=0.5"]
+    by = {scope: tessera.simulate_gpu("uvm_gpu", two, seed=1, overrides=cost + [
+        f"gpu.paging.shootdown={{ cycles = 1000, per_sm_cycles = 100, scope = \"{scope}\" }}"]).counters
+        for scope in ("app", "all")}
+    n = by["all"]["gpu.paging.shootdown.shootdowns"]
+    assert by["all"]["gpu.paging.shootdown.sms_reached"] == 4 * n
+    assert by["all"]["gpu.paging.shootdown.cycles"] == 1400 * n
+    # Broadcast stalls vector_add's SMs at every eviction, its own pages or not.
+    assert by["all"]["gpu.apps.1.shootdown_stall_cycles"] > by["app"]["gpu.apps.1.shootdown_stall_cycles"]
+    for c in by.values():
+        assert c["gpu.apps.1.warp_instructions"] == by["all"]["gpu.apps.1.warp_instructions"]
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("gpu.paging.shootdown={ scope = \"gpu\" }", "gpu.paging.shootdown.scope"),
+        ("gpu.paging.shootdown={ bogus = 1 }", "gpu.paging.shootdown"),
+        ("gpu.paging.shootdown={ cycles = -5 }", "gpu.paging.shootdown.cycles"),
+    ],
+)
+def test_bad_shootdown_settings_name_their_key(override, key):
+    with pytest.raises(tessera.ConfigError) as e:
+        run("gpu.paging.memory=0.5", override)
+    assert key in str(e.value)
+
+
+def test_the_cli_prints_the_shootdowns(capsys):
+    args = ["run", "--preset", "uvm_gpu", "--workload", "bfs", "--param", "scale=12", "--set", "gpu.paging.memory=0.5",
+            "--set", "gpu.paging.shootdown={ cycles = 1000, per_sm_cycles = 100 }"]
+    assert main(args) == 0
+    assert "TLB shootdowns (SMs reached)" in capsys.readouterr().out

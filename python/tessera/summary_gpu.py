@@ -126,4 +126,9 @@ def _unified_memory(c):
         t.add_row("throttled SM-cycles (ETC)", fmt(c.get("gpu.paging.etc.mt_throttled_sm_cycles")))
     if "gpu.paging.etc.cc_capacity_permille" in c:
         t.add_row("memory with compression (% of footprint)", pct(c["gpu.paging.etc.cc_capacity_permille"] / 1000))
+    if "gpu.paging.shootdown.shootdowns" in c:
+        # The cost of eviction's TLB shootdowns (`gpu.paging.shootdown`).
+        t.add_row("TLB shootdowns (SMs reached)", f"{fmt(c['gpu.paging.shootdown.shootdowns'])} ({fmt(c.get('gpu.paging.shootdown.sms_reached'))})")
+        t.add_row("evictions waiting for shootdowns (cycles)", fmt(c.get("gpu.paging.shootdown.timeline_cycles")))
+        t.add_row("SM-cycles stalled by shootdowns", fmt(c.get("gpu.paging.shootdown.stall_sm_cycles")))
     return t

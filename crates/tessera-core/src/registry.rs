@@ -389,6 +389,7 @@ family! {
         mut fn poll(now: u64, host: &mut dyn crate::machine::gpu::paging::PagingHost, done: &mut Vec<crate::machine::gpu::paging::FarFault>) -> crate::error::Result<()>;
         ref fn throttle() -> Option<bool>;
         ref fn decompress_cycles() -> u64;
+        ref fn stalls_sms() -> bool;
         ref fn visit_stats(v: &mut dyn crate::stats::StatVisitor);
     }
 }

@@ -122,6 +122,8 @@ struct App {
     frees: Vec<Free>,
     freed: Vec<bool>,
     freed_bytes: u64,
+    /// SM-cycles its SMs could not issue for TLB shootdowns.
+    shootdown_stall: u64,
 }
 
 impl App {
@@ -169,6 +171,9 @@ struct Host<'a> {
     capacity: Option<u64>,
     /// The OS's eviction policy counts uses.
     touches: bool,
+    /// Per SM: no issue before this cycle (a TLB shootdown reached it).
+    shot_until: &'a mut [u64],
+    sm_apps: &'a [Sm],
 }
 
 impl Host<'_> {
@@ -250,6 +255,33 @@ impl PagingHost for Host<'_> {
 
     fn allocated(&self, asid: Asid, va: u64, bytes: u64) -> bool {
         self.apps[asid as usize - 1].live_allocation(va, bytes)
+    }
+
+    fn sms(&self, asid: Option<Asid>) -> u32 {
+        match asid {
+            Some(a) => self.apps[a as usize - 1].sms.len() as u32,
+            None => self.shot_until.len() as u32,
+        }
+    }
+
+    fn stall_sms(&mut self, asid: Option<Asid>, until: u64) -> u64 {
+        let range = match asid {
+            Some(a) => self.apps[a as usize - 1].sms.clone(),
+            None => 0..self.shot_until.len() as u32,
+        };
+        let mut added = 0;
+        for s in range {
+            let from = self.now.max(self.shot_until[s as usize]);
+            if until > from {
+                self.shot_until[s as usize] = until;
+                added += until - from;
+                // SMs an explicit split leaves idle run no application.
+                if let Some(app) = self.apps.get_mut(self.sm_apps[s as usize].app as usize) {
+                    app.shootdown_stall += until - from;
+                }
+            }
+        }
+        added
     }
 }
 
@@ -360,6 +392,8 @@ pub struct GpuMachine {
     frozen_until: u64,
     /// Cycles the whole GPU stalled for compaction.
     compaction_stall: u64,
+    /// Per SM: no issue before this cycle (an eviction's TLB shootdown reached it).
+    shot_until: Vec<u64>,
     /// Reused buffers (no allocation per event in steady state).
     page_waiters: Vec<PageWaiter>,
     l1_waiters: Vec<(u32, u32)>,
@@ -466,6 +500,7 @@ impl GpuMachine {
                 frees: a.source.frees().to_vec(),
                 freed: vec![false; a.source.allocations().len()],
                 freed_bytes: 0,
+                shootdown_stall: 0,
                 source: a.source,
             });
             first += count;
@@ -482,6 +517,7 @@ impl GpuMachine {
             round_robin: gpu.block_dispatch == "round_robin",
             frozen_until: 0,
             compaction_stall: 0,
+            shot_until: vec![0; n],
             spec: spec.clone(),
             walkers: Walkers::new(gpu.walker.concurrent),
             l1_mshrs: (0..n).map(|_| Mshrs::default()).collect(),
@@ -607,6 +643,8 @@ impl GpuMachine {
                             in_flight: &mut self.in_flight,
                             capacity: self.capacity,
                             touches: self.touches,
+                            shot_until: &mut self.shot_until,
+                            sm_apps: &self.sms,
                         };
                         self.paging.poll(t, &mut host, &mut done)?;
                     }
@@ -918,6 +956,11 @@ impl GpuMachine {
         }
         if t < self.frozen_until {
             self.wake(s, self.frozen_until);
+            return Ok(());
+        }
+        let shot = self.shot_until[s as usize];
+        if t < shot {
+            self.wake(s, shot);
             return Ok(());
         }
         let mut issued = 0;
@@ -1495,6 +1538,11 @@ impl GpuMachine {
                 v.counter(&format!("apps.{i}.freed_bytes"), a.freed_bytes, "bytes", "bytes of the pages the application freed (its free schedule)");
             }
         }
+        if self.paging.stalls_sms() {
+            for (i, a) in self.apps.iter().enumerate() {
+                v.counter(&format!("apps.{i}.shootdown_stall_cycles"), a.shootdown_stall, "cycles", "SM-cycles the application's SMs could not issue for TLB shootdowns (gpu.paging.shootdown)");
+            }
+        }
         if self.spec.os.cac.is_some() {
             v.counter("compaction_stall_cycles", self.compaction_stall, "cycles", "cycles the whole GPU stalled while the OS compacted memory (os.cac)");
         }
@@ -1575,3 +1623,5 @@ mod tests;
 mod uvm_tests;
 #[cfg(test)]
 mod to_tests;
+#[cfg(test)]
+mod shootdown_tests;

@@ -82,6 +82,16 @@ pub trait PagingHost {
     fn resident(&self, asid: Asid, va: u64) -> bool;
     /// Whether `bytes` at `va` of `asid` overlap one of its live allocations.
     fn allocated(&self, asid: Asid, va: u64, bytes: u64) -> bool;
+    /// The SMs running application `asid` (`None`: every SM of the GPU).
+    fn sms(&self, _asid: Option<Asid>) -> u32 {
+        0
+    }
+    /// A TLB shootdown reaches the SMs of `asid` (`None`: every SM): they
+    /// issue nothing from now until `until`. Returns the SM-cycles of stall
+    /// it added (time an SM was already stalled for is not counted again).
+    fn stall_sms(&mut self, _asid: Option<Asid>, _until: u64) -> u64 {
+        0
+    }
 }
 
 /// A member of the fault-path family.
@@ -119,6 +129,11 @@ pub trait FaultPath {
     /// (capacity compression's decompression); 0 for most paths.
     fn decompress_cycles(&self) -> u64 {
         0
+    }
+    /// Whether the path stalls SMs through [`PagingHost::stall_sms`] (the
+    /// machine then reports each application's stall).
+    fn stalls_sms(&self) -> bool {
+        false
     }
     fn visit_stats(&self, v: &mut dyn crate::stats::StatVisitor);
 }

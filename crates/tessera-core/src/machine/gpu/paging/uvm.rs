@@ -65,6 +65,10 @@
 //!   detection and execution epochs, and capacity compression. Each part
 //!   is off unless asked for; each one's stats appear only when it is on.
 //!
+//! Beyond the paper, `shootdown = { ... }` ([`shootdown`]) charges each
+//! eviction's TLB shootdown: the eviction's transfer waits for it, and the
+//! SMs it reaches stall (absent: free, as before).
+//!
 //! ## Config
 //! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
@@ -72,9 +76,9 @@
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
 //! `memory = 1.0` (GPU memory over footprint, in (0, 1]; below 1 needs
 //! `os.swap`), `unobtrusive = false`, `prefetch = "none"`,
-//! `pcie_compression = 1.0`, `compression_cycles = 200`, and `etc` (absent:
+//! `pcie_compression = 1.0`, `compression_cycles = 200`, `etc` (absent:
 //! every part off; its keys and defaults in [`etc::EtcConfig`] and
-//! docs/uvm.md).
+//! docs/uvm.md), and `shootdown` (absent: free; [`shootdown::ShootdownConfig`]).
 
 use std::collections::VecDeque;
 
@@ -82,6 +86,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use self::etc::{EtcConfig, Mt, Signal};
+use self::shootdown::{ShootdownConfig, ShootdownCost};
 use super::prefetch::{AnyPagePrefetcher, Bits, Block, PrefetchCtx, Prefetcher, BLOCK_BYTES};
 use super::{FarFault, FaultPath, PagingCtx, PagingHost};
 use crate::addr::{Asid, PageSize};
@@ -140,6 +145,9 @@ pub struct Config {
     /// ETC's parts (none when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etc: Option<EtcConfig>,
+    /// What eviction's TLB shootdowns cost (free when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shootdown: Option<ShootdownConfig>,
 }
 fn d_unit() -> PageSize {
     PageSize::Size64K
@@ -203,6 +211,7 @@ impl Default for Config {
             pcie_compression: d_ratio(),
             compression_cycles: d_codec(),
             etc: None,
+            shootdown: None,
         }
     }
 }
@@ -313,6 +322,8 @@ pub struct Uvm {
     cc_peak: u64,
     pcie_stats: PcieStats,
     pe_stats: PeStats,
+    /// The cost of eviction's TLB shootdowns, when modelled.
+    shootdown: Option<ShootdownCost>,
     prefetcher: AnyPagePrefetcher,
     /// Per-service batch limits (`usize::MAX`: none), a service's start cost, the replay policy.
     service_limit: usize,
@@ -465,6 +476,7 @@ impl Mechanism for Uvm {
             cc_peak: 0,
             pcie_stats: PcieStats::default(),
             pe_stats: PeStats::default(),
+            shootdown: cfg.shootdown.as_ref().map(ShootdownCost::new).transpose()?,
             prefetcher,
             service_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.batches_per_service as usize },
             thrashing_limit: if cfg.batches_per_service == 0 { usize::MAX } else { cfg.thrashing_batches_per_service as usize },
@@ -499,8 +511,12 @@ impl Uvm {
         (asid, va & !(self.unit.bytes() - 1))
     }
 
-    /// Follow the units the OS evicted at `now`: their lifetimes, and which may fault again.
-    fn note_evictions(&mut self, now: u64) -> u64 {
+    /// Follow the units the OS evicted at `now`: their shootdown, their
+    /// lifetimes, and which may fault again.
+    fn note_evictions(&mut self, now: u64, host: &mut dyn PagingHost) -> u64 {
+        if let Some(sd) = &mut self.shootdown {
+            sd.shoot(now, &self.evicted, host);
+        }
         let mut bytes = 0;
         let mut units = 0;
         for e in self.evicted.drain(..) {
@@ -543,6 +559,12 @@ impl Uvm {
         cycles
     }
 
+    /// The cycle an eviction's transfer that could begin at `start` begins:
+    /// after the TLB shootdown of its pages.
+    fn after_shootdown(&mut self, start: u64) -> u64 {
+        self.shootdown.as_mut().map_or(start, |sd| sd.after(start))
+    }
+
     /// ETC's proactive eviction at a batch's start `now`: when the free
     /// memory is below the units the batch will map (plus `pe_extra`), evict
     /// the shortfall now, on the GPU-to-host direction, so that its
@@ -560,11 +582,11 @@ impl Uvm {
         // As unobtrusive eviction: never the last unit (it may be the one whose accesses are about to walk again).
         while short > 0 && host.resident_bytes() > ub {
             host.evict_one(&mut self.evicted)?;
-            let bytes = self.note_evictions(now);
+            let bytes = self.note_evictions(now, host);
             if bytes == 0 {
                 break;
             }
-            let start = now.max(self.d2h_free);
+            let start = self.after_shootdown(now.max(self.d2h_free));
             self.d2h_free = start + self.transfer(false, bytes);
             self.stats.d2h_busy_cycles += self.d2h_free - start;
             let units = bytes.div_ceil(ub);
@@ -629,9 +651,9 @@ impl Uvm {
         if self.unobtrusive && host.full(self.unit.bytes()) && host.resident_bytes() > self.unit.bytes() {
             // The top half's single eviction, overlapped with the handling time.
             host.evict_one(&mut self.evicted)?;
-            let bytes = self.note_evictions(now);
+            let bytes = self.note_evictions(now, host);
             if bytes > 0 {
-                let start = now.max(self.d2h_free);
+                let start = self.after_shootdown(now.max(self.d2h_free));
                 self.d2h_free = start + self.transfer(false, bytes);
                 self.stats.d2h_busy_cycles += self.d2h_free - start;
                 self.stats.preemptive_evictions += 1;
@@ -682,11 +704,12 @@ impl Uvm {
         if self.cc.is_some() {
             self.cc_peak = self.cc_peak.max(host.resident_bytes());
         }
-        let ev = self.note_evictions(at);
+        let ev = self.note_evictions(at, host);
         let mut start = at.max(self.h2d_free);
         if ev > 0 {
             // Unobtrusive: this unit's eviction was issued when the previous migration began, on the other direction.
             let ev_start = if self.unobtrusive { prev_start.max(self.d2h_free) } else { start.max(self.d2h_free) };
+            let ev_start = self.after_shootdown(ev_start);
             self.d2h_free = ev_start + self.transfer(false, ev);
             self.stats.d2h_busy_cycles += self.d2h_free - ev_start;
             start = start.max(self.d2h_free);
@@ -840,6 +863,10 @@ impl FaultPath for Uvm {
         self.cc.map_or(0, |(_, cycles, _)| cycles)
     }
 
+    fn stalls_sms(&self) -> bool {
+        self.shootdown.is_some()
+    }
+
     fn visit_stats(&self, v: &mut dyn StatVisitor) {
         crate::stats::StatGroup::visit(&self.stats, v);
         // Each option's stats only when it is on: runs without them report what they always did.
@@ -848,6 +875,9 @@ impl FaultPath for Uvm {
         }
         if self.proactive {
             crate::stats::visit_prefixed("etc", &self.pe_stats, v);
+        }
+        if let Some(sd) = &self.shootdown {
+            crate::stats::visit_prefixed("shootdown", &sd.stats, v);
         }
         if let Some(mt) = &self.mt {
             let s = &mt.stats;
@@ -869,6 +899,7 @@ impl FaultPath for Uvm {
 }
 
 pub mod etc;
+pub mod shootdown;
 
 #[cfg(test)]
 mod tests;
