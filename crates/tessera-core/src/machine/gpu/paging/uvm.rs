@@ -220,6 +220,10 @@ enum Replay {
 
 pub const REPLAYS: [&str; 2] = ["batch", "batch_flush"];
 
+/// Migration units (`unit`): the paper's 64 KiB, 4 KiB pages, and whole 2 MiB blocks.
+const UNITS: [PageSize; 3] = [PageSize::Size4K, PageSize::Size64K, PageSize::Size2M];
+const UNIT_NAMES: [&str; 3] = ["4k", "64k", "2m"];
+
 stat_group! {
     pub struct UvmStats {
         faults: "faults", "faults written into the fault buffer (one per unit; accesses to a unit already faulted wait without one)",
@@ -394,8 +398,19 @@ impl Mechanism for Uvm {
     type Config = Config;
     type Ctx = PagingCtx;
     fn build(cfg: &Config, ctx: &PagingCtx) -> Result<Self> {
-        if !matches!(cfg.unit, PageSize::Size4K | PageSize::Size64K) {
-            return Err(Error::config_allowed("gpu.paging.unit", format!("a migration unit of {} is not modelled", cfg.unit.name()), &["4k", "64k"]));
+        if !UNITS.contains(&cfg.unit) {
+            return Err(Error::config_allowed("gpu.paging.unit", format!("a migration unit of {} is not modelled", cfg.unit.name()), &UNIT_NAMES));
+        }
+        // A 2 MiB unit is a whole prefetch block: the fault brings all of it.
+        if cfg.unit == PageSize::Size2M && cfg.prefetch.kind != "none" {
+            return Err(Error::config_allowed(
+                "gpu.paging.prefetch",
+                format!(
+                    "a prefetcher picks units of a 2 MiB block, and a 2 MiB migration unit (gpu.paging.unit = \"2m\") is the whole block, so \"{}\" has nothing to add",
+                    cfg.prefetch.kind
+                ),
+                &["none"],
+            ));
         }
         if cfg.fault_buffer == 0 {
             return Err(Error::config("gpu.paging.fault_buffer", "a fault buffer needs at least one entry"));
