@@ -55,6 +55,15 @@
 //! - Page lifetime is from a unit's arrival to its eviction; a premature
 //!   eviction is an evicted unit that faults again.
 //!
+//! ## Beyond the paper: 2 MiB units (see docs/uvm.md)
+//! `unit = "2m"` makes a whole aligned 2 MiB block the unit: one fault, one
+//! transfer of its allocated pages, and one eviction of all of them (the
+//! OS evicts the rest of a victim's unit, see `Os::log_evictions`). The
+//! block is then the prefetchers' whole block, so any prefetcher but
+//! `"none"` is a config error rather than a silent no-op. The unit's pages
+//! are whatever the OS's page-size policy maps: the unit is what crosses
+//! the link, the page is what the TLBs hold.
+//!
 //! ## The paper's other comparison points (its Fig. 11)
 //! - **PCIe compression** (`pcie_compression = r`, 1: off): each transfer,
 //!   both directions, puts `bytes / r` on the link and occupies its
@@ -66,7 +75,8 @@
 //!   is off unless asked for; each one's stats appear only when it is on.
 //!
 //! ## Config
-//! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
+//! `kind = "uvm"`, `unit = "64k"` (or `"4k"`, or `"2m"` with `prefetch =
+//! "none"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
 //! `handling_us = 20`, `handling_per_fault_us = 0`, `pcie = "constant"`, `pcie_gbps = 15.75`,
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
