@@ -207,6 +207,10 @@ COMMANDS: dict[str, Check] = {
     "'gpu.paging.shootdown={ cycles = 1000, per_sm_cycles = 100, scope = \"S\" }'": Run(
         small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"), ("unobtrusive=U", "unobtrusive=true"),
                ('scope = "S"', 'scope = "app"'))),
+    "tessera run --preset uvm_gpu --workload bfs --param scale=16 --set gpu.paging.unit=2m --set gpu.paging.prefetch=none "
+    "--set gpu.paging.memory=0.75": Run(small=(("scale=16", "scale=12"),)),
+    "tessera run --preset mosaic_gpu_mosaic --workload bfs --param scale=16 --set gpu.paging.kind=uvm --set "
+    "gpu.paging.memory=0.75 --set 'os.swap={ latency_cycles = 0 }'": Run(small=(("scale=16", "scale=12 --set gpu.sms=4"),)),
     # docs/mosaic-gpu.md
     "tessera run --preset mosaic_gpu_mosaic --apps bfs,pagerank --set gpu.paging=resident": Run(
         small=(("--apps bfs,pagerank", "--set gpu.sms=2 --apps bfs,vector_add"),)),

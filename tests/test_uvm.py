@@ -61,7 +61,8 @@ def test_etc_and_pcie_compression_run_through_simulate_gpu():
         ("gpu.paging.pcie_compression=0.5", "gpu.paging.pcie_compression"),
         ("gpu.paging.fault_buffer=0", "gpu.paging.fault_buffer"),
         ("gpu.paging.memory=1.5", "gpu.paging.memory"),
-        ("gpu.paging.unit=\"2m\"", "gpu.paging.unit"),
+        ("gpu.paging.unit=\"1g\"", "gpu.paging.unit"),
+        ("gpu.paging.unit=\"2m\"", "gpu.paging.prefetch"),
         ("gpu.paging.prefetch=\"psychic\"", "gpu.paging.prefetch"),
         ("gpu.thread_oversubscription={ max_extra_blocks = 0, extra_blocks = 0 }", "gpu.thread_oversubscription.max_extra_blocks"),
         ("gpu.thread_oversubscription={ lifetime_drop = 2 }", "gpu.thread_oversubscription.lifetime_drop"),
@@ -151,3 +152,34 @@ def test_the_cli_prints_the_shootdowns(capsys):
             "--set", "gpu.paging.shootdown={ cycles = 1000, per_sm_cycles = 100 }"]
     assert main(args) == 0
     assert "TLB shootdowns (SMs reached)" in capsys.readouterr().out
+UNIT_2M = ["gpu.paging.unit=\"2m\"", "gpu.paging.prefetch=\"none\""]
+
+
+def test_two_mib_units_cross_once_and_are_evicted_whole():
+    c = run(*UNIT_2M).counters
+    assert c["gpu.paging.batch_units"] == c["gpu.paging.faults"] > 0
+    assert c["gpu.paging.bytes_to_gpu"] == c["gpu.apps.0.mapped_bytes"]
+    assert c["gpu.paging.evictions"] == 0
+    assert c["gpu.apps.0.warp_instructions"] == run().counters["gpu.apps.0.warp_instructions"]
+    # Three whole 2 MiB units (a, b, c of 512 Ki floats) and room for one: each eviction moves a whole unit back.
+    add = [{"kernel": "vector_add", "params": {"n": 524288}}]
+    over = lambda: tessera.simulate_gpu("uvm_gpu", add, overrides=UNIT_2M + ["gpu.paging.memory=0.5"], seed=0).counters
+    v = over()
+    assert v["gpu.paging.evictions"] > 0
+    assert v["gpu.paging.bytes_to_host"] == v["gpu.paging.evictions"] * (2 << 20)
+    assert v["os.evictions"] == v["gpu.paging.evictions"] * 32, "every 64 KiB page of each unit"
+    assert v["gpu.paging.d2h_busy_cycles"] == v["gpu.paging.evictions"] * 133_153
+    assert over() == v
+
+
+def test_unified_memory_runs_under_mosaic_and_coalesces():
+    bfs = [{"kernel": "bfs", "params": {"scale": 16}}]
+    sim = lambda preset, memory: tessera.simulate_gpu(
+        preset, bfs, overrides=["gpu.paging.kind=\"uvm\"", f"gpu.paging.memory={memory}", "os.swap={ latency_cycles = 0 }"], seed=0
+    ).counters
+    mosaic, gpu_mmu = sim("mosaic_gpu_mosaic", 1.0), sim("mosaic_gpu", 1.0)
+    assert mosaic["gpu.paging.faults"] == mosaic["gpu.paging.batch_units"] == gpu_mmu["gpu.paging.faults"]
+    assert mosaic["os.coalescer.coalesced"] > 0
+    assert mosaic["gpu.apps.0.warp_instructions"] == gpu_mmu["gpu.apps.0.warp_instructions"]
+    over = sim("mosaic_gpu_mosaic", 0.75)
+    assert over["gpu.paging.evictions"] > 0 and over["os.coalescer.splintered"] > 0

@@ -165,9 +165,11 @@ impl MemorySystem {
         self.os.resident_frames()
     }
 
-    /// Log every page evicted from now on, for [`Self::take_evicted`].
-    pub fn log_evictions(&mut self) {
-        self.os.log_evictions();
+    /// Log every page evicted from now on, for [`Self::take_evicted`]; a
+    /// victim goes with the rest of its virtual unit of `unit_bytes` (see
+    /// [`Os::log_evictions`]).
+    pub fn log_evictions(&mut self, unit_bytes: u64) {
+        self.os.log_evictions(unit_bytes);
     }
 
     /// The pages evicted since the last call, appended to `out`.
@@ -401,6 +403,28 @@ impl MemorySystem {
     #[inline(always)]
     pub fn touched(&mut self, pfn_base: u64, tlbs: &mut impl Shootdown) {
         self.os.touch(pfn_base);
+        if self.os.scan_due() {
+            self.os.scan(&self.pt, &mut self.mem, tlbs);
+        }
+    }
+
+    /// [`Self::touched`] for a walk that translated a page of `size` at
+    /// frame `pfn_base`. A region the in-place coalescer promoted is 512
+    /// base pages to the eviction policy, and its one large TLB entry hides
+    /// which of them the accesses used: each of them counts as used, so
+    /// that the policy does not take pages of a region in use for pages
+    /// that were not.
+    #[inline]
+    pub fn touched_translation(&mut self, pfn_base: u64, size: PageSize, tlbs: &mut impl Shootdown) {
+        if size < PageSize::Size2M || !self.os.coalesces() || self.mem.owner(crate::addr::Pfn(pfn_base)).is_none_or(|r| r.size >= size) {
+            return self.touched(pfn_base, tlbs);
+        }
+        let mut f = pfn_base;
+        while f < pfn_base + (1 << size.order()) {
+            let page = self.mem.owner(crate::addr::Pfn(f)).map_or(1, |r| 1 << r.size.order());
+            self.os.touch(f);
+            f += page;
+        }
         if self.os.scan_due() {
             self.os.scan(&self.pt, &mut self.mem, tlbs);
         }

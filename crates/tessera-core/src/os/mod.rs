@@ -89,6 +89,9 @@ struct Pressure {
     resident_frames: u64,
     /// The pages evicted, for a machine that follows them (`log_evictions`).
     log: Option<Vec<Evicted>>,
+    /// Bytes of the aligned virtual unit a machine's victim is evicted with
+    /// (its migration unit; 0: the victim alone).
+    virtual_unit: u64,
 }
 
 /// A page the OS evicted: (application, first byte, size).
@@ -151,6 +154,7 @@ impl Os {
                     stats: PressureStats::default(),
                     resident_frames: 0,
                     log: None,
+                    virtual_unit: 0,
                 })
             }
             _ => None,
@@ -560,10 +564,49 @@ impl Os {
             p.eviction.victim(&mut bits)
         };
         let unit = p.eviction.eviction_unit_frames();
-        match victim {
-            Some(v) => self.evict_unit(v, unit, pt, mem, caches, walker, tlbs).map(Some),
-            None => Ok(None),
+        let Some(v) = victim else { return Ok(None) };
+        let virtual_unit = p.virtual_unit;
+        let owner = mem.owner(Pfn(v)).filter(|_| virtual_unit > 0);
+        let mut cycles = self.evict_unit(v, unit, pt, mem, caches, walker, tlbs)?;
+        if let Some(req) = owner {
+            let base = (req.vpn << BASE_SHIFT) & !(virtual_unit - 1);
+            cycles += self.evict_range(req.asid, base, virtual_unit, pt, mem, caches, walker, tlbs)?;
         }
+        Ok(Some(cycles))
+    }
+
+    /// Evict every page still mapped in `base .. base + bytes` of `asid`
+    /// (the rest of a machine's migration unit whose victim went), each
+    /// through [`Self::evict`]. The victim's eviction splintered a
+    /// coalesced region around it, so the pages found are base pages, none
+    /// larger than the range.
+    #[allow(clippy::too_many_arguments)]
+    fn evict_range(
+        &mut self,
+        asid: Asid,
+        base: u64,
+        bytes: u64,
+        pt: &mut PageTable,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+        walker: &mut Walker,
+        tlbs: &mut impl Shootdown,
+    ) -> Result<u64> {
+        let mut cycles = 0;
+        let mut va = base;
+        while va < base + bytes {
+            let first = pt
+                .translate(mem, asid, va)
+                .filter(|&(_, size)| size.bytes() <= bytes)
+                .map(|(pfn, size)| Pfn(pfn.0 & !((1 << size.order()) - 1)))
+                .filter(|&pfn| mem.owner(pfn).is_some());
+            match first {
+                // Unmapped now: the same address is looked at again, and found empty.
+                Some(pfn) => cycles += self.evict(pfn, pt, mem, caches, walker, tlbs)?,
+                None => va += 1 << BASE_SHIFT,
+            }
+        }
+        Ok(cycles)
     }
 
     /// Frames of the data pages mapped, when the OS has a swap device.
@@ -571,10 +614,14 @@ impl Os {
         self.pressure.as_ref().map(|p| p.resident_frames)
     }
 
-    /// Keep a log of the pages evicted from now on (see [`Self::take_evicted`]).
-    pub fn log_evictions(&mut self) {
+    /// Keep a log of the pages evicted from now on (see [`Self::take_evicted`]),
+    /// and evict each victim of [`Self::evict_victim`] with every other page
+    /// of its aligned virtual unit of `unit_bytes` (a machine that migrates
+    /// and evicts whole units; 4096 or less: the victim alone).
+    pub fn log_evictions(&mut self, unit_bytes: u64) {
         if let Some(p) = &mut self.pressure {
             p.log.get_or_insert_with(Vec::new);
+            p.virtual_unit = if unit_bytes > 1 << BASE_SHIFT { unit_bytes } else { 0 };
         }
     }
 

@@ -460,14 +460,15 @@ impl GpuMachine {
                     "a GPU memory smaller than the footprint evicts pages to the host: add os.swap (e.g. { latency_cycles = 0 }; the fault path charges the PCIe transfers) and an os.eviction policy (default \"lru\")",
                 ));
             }
+            // Whole units: a part of one could hold nothing the path maps.
             let unit_bytes = unit.map_or(4096, PageSize::bytes);
-            let frames = (footprint(&apps, unit_bytes) as f64 / 4096.0 * paging.memory()).floor() as u64;
-            Some(frames.max(unit_bytes / 4096))
+            let units = (footprint(&apps, unit_bytes) as f64 / unit_bytes as f64 * paging.memory()).floor() as u64;
+            Some(units.max(1) * (unit_bytes / 4096))
         } else {
             None
         };
-        if unit.is_some() {
-            sys.log_evictions();
+        if let Some(u) = unit {
+            sys.log_evictions(u.bytes());
         }
         let touches = sys.wants_touches();
         let mut sms = Vec::with_capacity(n);
@@ -655,6 +656,9 @@ impl GpuMachine {
                         if f.size < PageSize::Size2M && self.sys.peek(f.va, f.asid).is_some() {
                             self.sys.page_usable(f.va, f.asid);
                         }
+                        if self.unit.is_some() && self.sys.coalesces() {
+                            self.unit_usable(f.asid, f.va, f.size.bytes());
+                        }
                         if self.unit.is_none() {
                             self.walkers.set_state(f.miss, MissState::Queued { since: t });
                             self.enqueue_walk::<F>(f.miss, t)?;
@@ -689,6 +693,22 @@ impl GpuMachine {
             });
         }
         Ok(true)
+    }
+
+    /// A migrated unit of `bytes` at `va` arrived: the in-place coalescer
+    /// counts every page of it mapped (a page counted before is not counted
+    /// again), and promotes the 2 MiB region they fill.
+    fn unit_usable(&mut self, asid: Asid, va: u64, bytes: u64) {
+        let mut p = va;
+        while p < va + bytes {
+            match self.sys.mapped_page(p, asid) {
+                Some(size) if size < PageSize::Size2M => {
+                    self.sys.page_usable(p, asid);
+                    p = (p & !(size.bytes() - 1)) + size.bytes();
+                }
+                _ => p += 4096,
+            }
+        }
     }
 
     /// Map every allocation of application `a` before its first kernel.
@@ -1249,7 +1269,7 @@ impl GpuMachine {
                     _ => {
                         if self.touches {
                             let mut tlbs = GpuTlbs { l1: &mut self.l1_tlbs, l2: &mut self.l2_tlb, log: &mut self.shootdowns, now: self.now };
-                            self.sys.touched(pfn_base, &mut tlbs);
+                            self.sys.touched_translation(pfn_base, size, &mut tlbs);
                         }
                         self.translated(m, pfn_base, size, t)
                     }

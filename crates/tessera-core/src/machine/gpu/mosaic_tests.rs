@@ -430,3 +430,76 @@ fn the_64k_presets_differ_in_the_memory_manager_only() {
         );
     }
 }
+
+/// BFS at scale 16 (5 MiB of buffers, two whole 2 MiB regions) with unified
+/// memory at `memory` of the footprint, on `preset`.
+fn uvm_bfs(preset: &str, memory: f64) -> GpuMachine {
+    let o = [format!("gpu.paging={{ kind = \"uvm\", memory = {memory} }}"), "os.swap={ latency_cycles = 0 }".to_string()];
+    let s = crate::config::load(&crate::config::ConfigSource::Preset(preset.into()), &o).unwrap();
+    let bfs = GpuApp::builtin("bfs", &[("scale".to_string(), "16".to_string())].into(), 1).unwrap();
+    run_apps(&s, vec![bfs], 1).unwrap()
+}
+
+/// Every 64 KiB unit of application 0's buffers is resident whole or not at all.
+fn units_whole(m: &GpuMachine) {
+    let app = &m.apps[0];
+    for al in app.source.allocations() {
+        let mut unit = al.base & !0xffff;
+        while unit < al.base + al.covered() {
+            let pages: Vec<u64> = (0..16).map(|i| unit + i * 4096).filter(|&p| app.live_allocation(p, 4096)).collect();
+            let mapped = pages.iter().filter(|&&p| m.sys.peek(p, app.asid).is_some()).count();
+            assert!(mapped == 0 || mapped == pages.len(), "unit {unit:#x}: {mapped} of {} pages resident", pages.len());
+            unit += 0x10000;
+        }
+    }
+}
+
+/// No TLB holds a 2 MiB translation of a region the page table no longer has coalesced.
+fn no_stale_large_entries(m: &mut GpuMachine) {
+    let regions: Vec<u64> = m.apps[0].source.allocations().iter().flat_map(|al| (al.base / MIB2..(al.base + al.covered()).div_ceil(MIB2)).map(|r| r * MIB2)).collect();
+    for va in regions {
+        let coalesced = m.sys.page_table().is_coalesced(m.sys.physmem(), 1, va, PageSize::Size2M);
+        let mut large = m.l2_tlb.lookup(1, va).is_some_and(|(_, s)| s == PageSize::Size2M);
+        for t in &mut m.l1_tlbs {
+            large |= t.lookup(1, va).is_some_and(|(_, s)| s == PageSize::Size2M);
+        }
+        assert!(coalesced || !large, "region {va:#x}: a large entry outlived its splinter");
+    }
+}
+
+#[test]
+fn unified_memory_batches_under_mosaic_and_coalesces_regions_that_arrive_whole() {
+    let (mosaic, gpu_mmu) = (uvm_bfs("mosaic_gpu_mosaic", 1.0), uvm_bfs("mosaic_gpu", 1.0));
+    let c = |m: &GpuMachine, k: &str| m.stats().get(k);
+    // The same units fault and cross the link once each, in batches.
+    let faults = c(&mosaic, "gpu.paging.faults");
+    assert_eq!(faults, c(&gpu_mmu, "gpu.paging.faults"));
+    assert_eq!(c(&mosaic, "gpu.paging.batch_units"), faults);
+    assert!(c(&mosaic, "gpu.paging.batches") < faults);
+    assert_eq!(c(&mosaic, "gpu.paging.bytes_to_gpu"), c(&mosaic, "gpu.apps.0.mapped_bytes"));
+    assert_eq!(c(&mosaic, "gpu.paging.bytes_to_gpu"), c(&gpu_mmu, "gpu.paging.bytes_to_gpu"));
+    // CoCoA placed the two en-masse regions in their own frames; their last units' arrival coalesced them.
+    assert_eq!(c(&mosaic, "os.coalescer.coalesced"), 2);
+    assert_eq!(c(&mosaic, "physmem.allocator.cocoa.guarantee_breaks"), 0);
+    assert!(c(&mosaic, "gpu.l2_tlb.2m.hits") > 0, "translations came from large entries");
+    assert_eq!(c(&mosaic, "gpu.apps.0.warp_instructions"), c(&gpu_mmu, "gpu.apps.0.warp_instructions"));
+    assert_eq!(c(&mosaic, "gpu.apps.0.thread_instructions"), c(&gpu_mmu, "gpu.apps.0.thread_instructions"));
+}
+
+#[test]
+fn unified_memory_under_mosaic_splinters_before_it_evicts_and_evicts_whole_units() {
+    let fits = uvm_bfs("mosaic_gpu_mosaic", 1.0);
+    for memory in [0.75, 0.5] {
+        let mut m = uvm_bfs("mosaic_gpu_mosaic", memory);
+        let st = m.stats();
+        assert!(st.get("gpu.paging.evictions") > 0, "memory {memory}");
+        assert_eq!(st.get("gpu.apps.0.warp_instructions"), fits.stats().get("gpu.apps.0.warp_instructions"));
+        assert_eq!(st.get("physmem.allocator.cocoa.guarantee_breaks"), 0);
+        units_whole(&m);
+        no_stale_large_entries(&mut m);
+        if memory == 0.75 {
+            // 60 of 80 units fit, so a region can be whole, coalesce, and lose a unit again.
+            assert!(st.get("os.coalescer.coalesced") > 0 && st.get("os.coalescer.splintered") > 0, "{memory}");
+        }
+    }
+}

@@ -26,10 +26,10 @@ impl KernelSource for Handmade {
     }
 }
 
-const BASE: u64 = 0x7f00_0000_0000;
+pub(super) const BASE: u64 = 0x7f00_0000_0000;
 
 /// One kernel of one block whose warps run `warps` (instruction, lane addresses) lists.
-fn kernel(warps: Vec<Vec<(WarpInst, Vec<u64>)>>) -> Kernel {
+pub(super) fn kernel(warps: Vec<Vec<(WarpInst, Vec<u64>)>>) -> Kernel {
     let n = warps.len() as u32;
     let warps = warps
         .into_iter()
@@ -53,11 +53,11 @@ fn kernel(warps: Vec<Vec<(WarpInst, Vec<u64>)>>) -> Kernel {
     }
 }
 
-fn load(addr: u64) -> (WarpInst, Vec<u64>) {
+pub(super) fn load(addr: u64) -> (WarpInst, Vec<u64>) {
     (WarpInst { pc: 0, mask: 1, op: Op::Load, space: Space::Global, size: 4 }, vec![addr])
 }
 
-fn app(bytes: u64, kernels: Vec<Kernel>) -> GpuApp {
+pub(super) fn app(bytes: u64, kernels: Vec<Kernel>) -> GpuApp {
     let allocs = vec![Allocation { name: "data".into(), base: BASE, bytes }];
     GpuApp { name: "handmade".into(), source: Box::new(Handmade { allocs, kernels: kernels.into_iter() }) }
 }

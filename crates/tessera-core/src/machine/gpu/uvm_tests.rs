@@ -255,3 +255,71 @@ fn bad_etc_and_compression_keys_are_config_errors_naming_the_key() {
         assert!(e.contains(key), "{paging}: {e}");
     }
 }
+
+const MIB2: u64 = 2 << 20;
+/// 2 MiB at 15.75 GB/s and 1 GHz: 2,097,152 / 15.75 = 133,152.5 cycles, rounded.
+const T2M: u64 = 133_153;
+const UNIT_2M: &str = "unit = \"2m\", prefetch = \"none\"";
+
+/// Two 2 MiB regions; one warp loads from the first, then the second, in each of two launches.
+fn two_regions() -> GpuApp {
+    use super::tests::{app, kernel, load, BASE};
+    let k = || kernel(vec![vec![load(BASE + 4096), load(BASE + MIB2 + 5 * 65536)]]);
+    app(2 * MIB2, vec![k(), k()])
+}
+
+#[test]
+fn two_mib_units_migrate_as_one_transfer_and_are_evicted_whole() {
+    let run = |memory: f64| {
+        let s = spec(&[&format!("gpu.paging={{ kind = \"uvm\", memory = {memory}, {UNIT_2M} }}"), "gpu.sms=1"]);
+        run_apps(&s, vec![two_regions()], 1).unwrap()
+    };
+    let m = run(1.0);
+    // One fault per region, each its own batch (the warp waits for its first load): handling, then 2 MiB.
+    assert_eq!((counter(&m, "gpu.paging.faults"), counter(&m, "gpu.paging.batches")), (2, 2));
+    assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), 2 * MIB2);
+    assert_eq!(counter(&m, "gpu.paging.h2d_busy_cycles"), 2 * T2M);
+    assert_eq!(counter(&m, "gpu.paging.batch_cycles"), 2 * (20_000 + T2M));
+    assert_eq!(counter(&m, "gpu.paging.evictions"), 0);
+    // Room for one region: each fault evicts the other region whole (one 2 MiB transfer back), then migrates.
+    let m = run(0.5);
+    assert_eq!((counter(&m, "gpu.paging.faults"), counter(&m, "gpu.paging.batches")), (4, 4));
+    assert_eq!((counter(&m, "gpu.paging.evictions"), counter(&m, "gpu.paging.premature_evictions")), (3, 2));
+    assert_eq!(counter(&m, "gpu.paging.bytes_to_host"), 3 * MIB2);
+    assert_eq!(counter(&m, "gpu.paging.d2h_busy_cycles"), 3 * T2M);
+    // The first batch only migrates; the other three evict then migrate, on one timeline.
+    assert_eq!(counter(&m, "gpu.paging.batch_cycles"), 4 * 20_000 + 7 * T2M);
+    assert_eq!(counter(&m, "os.evictions") * 65536, 3 * MIB2, "every 64 KiB page of each evicted unit went");
+    let again = run(0.5);
+    assert_eq!(again.stats().counters, m.stats().counters, "deterministic");
+}
+
+#[test]
+fn two_mib_units_run_bfs_with_each_unit_crossing_once_and_a_footprint_below_one_unit() {
+    let s = spec(&[&format!("gpu.paging={{ kind = \"uvm\", {UNIT_2M} }}")]);
+    let m = run_apps(&s, vec![builtin("bfs", &[("scale", "13")])], 1).unwrap();
+    let apps = [builtin("bfs", &[("scale", "13")])];
+    let units = footprint(&apps, MIB2) / MIB2;
+    assert_eq!(counter(&m, "gpu.paging.faults"), units, "BFS touches every unit of its buffers");
+    assert_eq!(counter(&m, "gpu.paging.batch_units"), units);
+    assert_eq!(counter(&m, "gpu.paging.bytes_to_gpu"), counter(&m, "gpu.apps.0.mapped_bytes"));
+    let base = run_apps(&spec(&[UVM]), vec![builtin("bfs", &[("scale", "13")])], 1).unwrap();
+    assert_eq!(counter(&m, "gpu.apps.0.warp_instructions"), counter(&base, "gpu.apps.0.warp_instructions"));
+    // Less than one unit of data: the memory holds one unit whatever the share, and nothing is evicted.
+    let s = spec(&[&format!("gpu.paging={{ kind = \"uvm\", memory = 0.1, {UNIT_2M} }}")]);
+    let m = run_apps(&s, vec![builtin("vector_add", &[("n", "256")])], 1).unwrap();
+    assert_eq!(counter(&m, "gpu.paging.evictions"), 0);
+    assert!(counter(&m, "gpu.paging.faults") > 0);
+}
+
+#[test]
+fn two_mib_units_take_no_prefetcher_and_other_sizes_are_config_errors() {
+    for (o, key, allowed) in [
+        // The preset's prefetcher (sequential_local) has nothing to add to a unit that is the whole block.
+        (vec!["gpu.paging.unit=\"2m\""], "gpu.paging.prefetch", "none"),
+        (vec!["gpu.paging.unit=\"1g\"", "gpu.paging.prefetch=\"none\""], "gpu.paging.unit", "2m"),
+    ] {
+        let e = GpuMachine::build(&spec(&o), vec![builtin("bfs", &[("scale", "9")])], 1).err().expect("an error").to_string();
+        assert!(e.contains(key) && e.contains(allowed), "{o:?}: {e}");
+    }
+}

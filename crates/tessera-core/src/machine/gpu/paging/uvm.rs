@@ -55,6 +55,15 @@
 //! - Page lifetime is from a unit's arrival to its eviction; a premature
 //!   eviction is an evicted unit that faults again.
 //!
+//! ## Beyond the paper: 2 MiB units (see docs/uvm.md)
+//! `unit = "2m"` makes a whole aligned 2 MiB block the unit: one fault, one
+//! transfer of its allocated pages, and one eviction of all of them (the
+//! OS evicts the rest of a victim's unit, see `Os::log_evictions`). The
+//! block is then the prefetchers' whole block, so any prefetcher but
+//! `"none"` is a config error rather than a silent no-op. The unit's pages
+//! are whatever the OS's page-size policy maps: the unit is what crosses
+//! the link, the page is what the TLBs hold.
+//!
 //! ## The paper's other comparison points (its Fig. 11)
 //! - **PCIe compression** (`pcie_compression = r`, 1: off): each transfer,
 //!   both directions, puts `bytes / r` on the link and occupies its
@@ -70,7 +79,8 @@
 //! SMs it reaches stall (absent: free, as before).
 //!
 //! ## Config
-//! `kind = "uvm"`, `unit = "64k"` (or `"4k"`), `fault_buffer = 1024`,
+//! `kind = "uvm"`, `unit = "64k"` (or `"4k"`, or `"2m"` with `prefetch =
+//! "none"`), `fault_buffer = 1024`,
 //! `batch_limit = 0` (all buffered faults; NVIDIA's driver takes 256),
 //! `handling_us = 20`, `handling_per_fault_us = 0`, `pcie = "constant"`, `pcie_gbps = 15.75`,
 //! `pcie_d2h_gbps = 15.75`, `curve_gbps = 12`, `curve_b = 0.07292`,
@@ -228,6 +238,10 @@ enum Replay {
 }
 
 pub const REPLAYS: [&str; 2] = ["batch", "batch_flush"];
+
+/// Migration units (`unit`): the paper's 64 KiB, 4 KiB pages, and whole 2 MiB blocks.
+const UNITS: [PageSize; 3] = [PageSize::Size4K, PageSize::Size64K, PageSize::Size2M];
+const UNIT_NAMES: [&str; 3] = ["4k", "64k", "2m"];
 
 stat_group! {
     pub struct UvmStats {
@@ -405,8 +419,19 @@ impl Mechanism for Uvm {
     type Config = Config;
     type Ctx = PagingCtx;
     fn build(cfg: &Config, ctx: &PagingCtx) -> Result<Self> {
-        if !matches!(cfg.unit, PageSize::Size4K | PageSize::Size64K) {
-            return Err(Error::config_allowed("gpu.paging.unit", format!("a migration unit of {} is not modelled", cfg.unit.name()), &["4k", "64k"]));
+        if !UNITS.contains(&cfg.unit) {
+            return Err(Error::config_allowed("gpu.paging.unit", format!("a migration unit of {} is not modelled", cfg.unit.name()), &UNIT_NAMES));
+        }
+        // A 2 MiB unit is a whole prefetch block: the fault brings all of it.
+        if cfg.unit == PageSize::Size2M && cfg.prefetch.kind != "none" {
+            return Err(Error::config_allowed(
+                "gpu.paging.prefetch",
+                format!(
+                    "a prefetcher picks units of a 2 MiB block, and a 2 MiB migration unit (gpu.paging.unit = \"2m\") is the whole block, so \"{}\" has nothing to add",
+                    cfg.prefetch.kind
+                ),
+                &["none"],
+            ));
         }
         if cfg.fault_buffer == 0 {
             return Err(Error::config("gpu.paging.fault_buffer", "a fault buffer needs at least one entry"));

@@ -14,6 +14,8 @@ const T64: u64 = 4161;
 #[derive(Default)]
 struct FakeHost {
     capacity: usize,
+    /// Bytes of a unit (64 KiB unless set).
+    unit: u64,
     resident: VecDeque<(Asid, u64)>,
     /// Units mapped, in order (a unit may come back after an eviction).
     mapped: Vec<(Asid, u64)>,
@@ -23,18 +25,21 @@ struct FakeHost {
 
 impl FakeHost {
     fn new(capacity: usize) -> FakeHost {
-        FakeHost { capacity, alloc: [(1, (0, 1 << 30))].into(), ..Default::default() }
+        FakeHost { capacity, unit: U, alloc: [(1, (0, 1 << 30))].into(), ..Default::default() }
     }
     fn evict(&mut self, evicted: &mut Vec<Evicted>) {
         if let Some((asid, va)) = self.resident.pop_front() {
-            evicted.push(Evicted { asid, va, size: PageSize::Size64K });
+            // A unit of 64 KiB pages goes as all of them.
+            for i in 0..self.unit / U {
+                evicted.push(Evicted { asid, va: va + i * U, size: PageSize::Size64K });
+            }
         }
     }
 }
 
 impl PagingHost for FakeHost {
     fn migrate(&mut self, asid: Asid, va: u64, bytes: u64, evicted: &mut Vec<Evicted>) -> Result<u64> {
-        assert_eq!(bytes, U);
+        assert_eq!(bytes, self.unit);
         assert!(!self.resident.contains(&(asid, va)), "unit {va:#x} migrated while resident");
         while self.resident.len() >= self.capacity {
             self.evict(evicted);
@@ -49,10 +54,10 @@ impl PagingHost for FakeHost {
         Ok(())
     }
     fn resident_bytes(&self) -> u64 {
-        self.resident.len() as u64 * U
+        self.resident.len() as u64 * self.unit
     }
     fn full(&self, bytes: u64) -> bool {
-        self.resident.len() + bytes.div_ceil(U) as usize > self.capacity
+        self.resident.len() + bytes.div_ceil(self.unit) as usize > self.capacity
     }
     fn resident(&self, asid: Asid, va: u64) -> bool {
         self.resident.contains(&(asid, va))
@@ -200,7 +205,8 @@ fn bad_settings_name_their_keys() {
         ("fault_buffer = 0", "gpu.paging.fault_buffer"),
         ("memory = 0.0", "gpu.paging.memory"),
         ("memory = 1.5", "gpu.paging.memory"),
-        ("unit = \"2m\"", "gpu.paging.unit"),
+        ("unit = \"1g\"", "gpu.paging.unit"),
+        ("unit = \"2m\"\nprefetch = \"tree_neighbourhood\"", "gpu.paging.prefetch"),
         ("pcie = \"fast\"", "gpu.paging.pcie"),
         ("pcie_gbps = 0.0", "gpu.paging.pcie_gbps"),
         ("handling_us = -1.0", "gpu.paging.handling_us"),
@@ -216,6 +222,41 @@ fn bad_settings_name_their_keys() {
         let e = Uvm::build(&cfg, &PagingCtx::at(1.0)).unwrap_err().to_string();
         assert!(e.contains(key), "{text}: {e}");
     }
+}
+
+const M: u64 = 2 << 20;
+/// 2 MiB at 15.75 GB/s and 1 GHz: 2,097,152 / 15.75 = 133,152.5 cycles, rounded.
+const T2M: u64 = 133_153;
+
+fn fault_2m(va: u64) -> FarFault {
+    FarFault { asid: 1, va, size: PageSize::Size2M, miss: 0 }
+}
+
+#[test]
+fn two_mib_units_are_one_transfer_each_and_evicted_whole() {
+    let mut p = uvm("unit = \"2m\", prefetch = \"none\"");
+    let mut host = FakeHost { unit: M, ..FakeHost::new(100) };
+    // Accesses anywhere in a unit fault the unit.
+    for va in [3 * M + 5 * U, M, 2 * M + 4096] {
+        assert_eq!(p.raise(fault_2m(va), 0), None);
+    }
+    let done = drain(&mut p, &mut host);
+    assert_eq!(done, vec![(20_000 + T2M, M), (20_000 + 2 * T2M, 2 * M), (20_000 + 3 * T2M, 3 * M)]);
+    assert_eq!((p.stats.batch_units, p.stats.bytes_to_gpu, p.stats.h2d_busy_cycles), (3, 3 * M, 3 * T2M));
+    assert_eq!(host.mapped, vec![(1, M), (1, 2 * M), (1, 3 * M)], "each unit crosses the link once");
+
+    // Room for one unit: the second evicts the first, all 32 of its pages in one transfer back, then migrates.
+    let mut p = uvm("unit = \"2m\", prefetch = \"none\"");
+    let mut host = FakeHost { unit: M, ..FakeHost::new(1) };
+    p.raise(fault_2m(0), 0);
+    p.raise(fault_2m(M), 0);
+    let done = drain(&mut p, &mut host);
+    assert_eq!(done, vec![(20_000 + T2M, 0), (20_000 + 3 * T2M, M)]);
+    assert_eq!((p.stats.evictions, p.stats.bytes_to_host, p.stats.d2h_busy_cycles), (1, M, T2M));
+    // The second migration begins (and evicts) as the first transfer ends: a lifetime of 0 cycles.
+    assert_eq!(p.stats.lifetime_cycles, 0);
+    p.raise(fault_2m(4096), 10_000_000);
+    assert_eq!(p.stats.premature_evictions, 1);
 }
 
 /// 64 KiB at 16.384 GB/s and 1 GHz: 4000 cycles exactly.
