@@ -85,13 +85,24 @@ def test_the_cli_prints_the_unified_memory_table(capsys):
 
 
 def test_thread_oversubscription_switches_blocks_and_runs_the_same_instructions():
-    base = run("gpu.paging.memory=0.75")
-    to = run("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}")
+    # Scale 15: 128 blocks per launch, twice what the 16 SMs run at once (a
+    # smaller grid runs whole at launch and leaves nothing inactive).
+    big = [{"kernel": "bfs", "params": {"scale": "15"}}]
+
+    def run15(*o):
+        return tessera.simulate_gpu("uvm_gpu", big, overrides=list(o), seed=1)
+
+    base = run15("gpu.paging.memory=0.75")
+    to = run15("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}")
     c = to.counters
     assert c["gpu.to.switches"] > 0 and c["gpu.to.inactive_dispatched"] > 0
     assert c["gpu.apps.0.warp_instructions"] == base.counters["gpu.apps.0.warp_instructions"]
     assert "gpu.to.switches" not in base.counters
-    assert run("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}").counters == c
+    assert run15("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}").counters == c
+    # The small grid: every block runs at launch, so TO changes nothing.
+    small = run("gpu.paging.memory=0.75", "gpu.thread_oversubscription={}").counters
+    assert small["gpu.to.inactive_dispatched"] == 0
+    assert {k: v for k, v in small.items() if not k.startswith("gpu.to.")} == run("gpu.paging.memory=0.75").counters
 
 
 def test_the_cli_prints_thread_oversubscription(capsys):
