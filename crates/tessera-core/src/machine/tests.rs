@@ -1580,3 +1580,30 @@ fn the_ooo_model_with_a_window_of_one_is_the_interval_model() {
     }
     assert_eq!(ooo.get("core.walker_busy_cycles"), interval.get("walker.cycles"));
 }
+
+/// On a machine without caches the interval model counts runs of repeated
+/// hits in bulk; under ooo each of them is fed to the model (its timeline
+/// needs every access), and every other counter stays the bulk path's.
+#[test]
+fn under_ooo_repeat_runs_are_fed_one_by_one() {
+    for (k, fetch) in [(0u64, &[][..]), (1, &[FETCH_TLB][..])] {
+        let mut o: Vec<&str> = vec!["timing.enabled=true"];
+        o.extend_from_slice(fetch);
+        let interval_spec = spec("tlb_only", &o);
+        o.push("timing.kind=\"ooo\"");
+        let ooo_spec = spec("tlb_only", &o);
+        let batches = clustered_batches(10 + k, 20_000);
+        let mut bulk = Machine::build(&interval_spec, 3).unwrap();
+        let mut ooo = Machine::build(&ooo_spec, 3).unwrap();
+        assert!(bulk.cpu().is_some_and(|c| c.bulk_runs));
+        assert!(ooo.cpu().is_some_and(|c| !c.bulk_runs));
+        for b in &batches {
+            bulk.feed(b).unwrap();
+            ooo.feed(b).unwrap();
+        }
+        let (a, b) = (bulk.stats(), ooo.stats());
+        assert!(a.get("mmu.l1_dtlb_4k.hits") > 10_000, "runs formed");
+        same_but_timing(&b, &a);
+        assert!(b.get("core.cycles") > 0 && b.get("core.cycles") <= a.get("core.cycles"));
+    }
+}

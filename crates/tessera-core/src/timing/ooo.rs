@@ -179,11 +179,12 @@ pub(crate) fn overlap(a0: u64, a1: u64, b0: u64, b1: u64) -> u64 {
 /// The slot of `free` that frees earliest (ties: lowest index).
 #[inline(always)]
 pub(crate) fn earliest(free: &[u64]) -> usize {
-    let mut best = 0;
+    // Selects, not a branch: which slot frees first is unpredictable.
+    let (mut best, mut at) = (0, free[0]);
     for (s, &f) in free.iter().enumerate().skip(1) {
-        if f < free[best] {
-            best = s;
-        }
+        let earlier = f < at;
+        at = if earlier { f } else { at };
+        best = if earlier { s } else { best };
     }
     best
 }
