@@ -233,7 +233,9 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
     }
     let last = parts[parts.len() - 1];
     // Overriding a mechanism's `kind` drops the old mechanism's parameters.
-    if last == "kind" {
+    // `timing.kind` picks a timing model, not a mechanism: the clock, CPI
+    // and a preset's `[timing.ooo]` core stay.
+    if last == "kind" && parts[..parts.len() - 1] != ["timing"] {
         cur.retain(|k, _| k == "kind");
     }
     if let (Some(toml::Value::Table(_)), toml::Value::String(name)) = (cur.get(last), &value) {
@@ -668,6 +670,7 @@ pub fn resolve(table: toml::Table) -> Result<Spec> {
     if !(spec.timing.frequency_ghz > 0.0 && spec.timing.frequency_ghz.is_finite()) {
         return Err(Error::config("timing.frequency_ghz", "must be a positive number"));
     }
+    check_timing_kind(&mut spec.timing)?;
     Ok(spec)
 }
 
@@ -687,6 +690,51 @@ impl Spec {
 
 #[cfg(test)]
 mod tests;
+
+/// Largest `timing.ooo.window` and `lsq`: the model keeps rings of them.
+pub const MAX_OOO_WINDOW: u32 = 1 << 16;
+/// Largest `timing.ooo.mshrs` and `walkers`: each booking scans the slots.
+pub const MAX_OOO_SLOTS: u32 = 1024;
+
+/// `timing.kind` and, for the ooo model, `[timing.ooo]`.
+fn check_timing_kind(t: &mut spec::TimingSpec) -> Result<()> {
+    let kinds = crate::timing::KINDS;
+    if !kinds.contains(&t.kind.as_str()) {
+        return Err(Error::config_allowed("timing.kind", format!("unknown timing model \"{}\"", t.kind), &kinds));
+    }
+    let o = &t.ooo;
+    let counts = [
+        ("timing.ooo.window", o.window, MAX_OOO_WINDOW),
+        ("timing.ooo.dispatch_width", o.dispatch_width, MAX_OOO_WINDOW),
+        ("timing.ooo.retire_width", o.retire_width, MAX_OOO_WINDOW),
+        ("timing.ooo.lsq", o.lsq, MAX_OOO_WINDOW),
+        ("timing.ooo.mshrs", o.mshrs, MAX_OOO_SLOTS),
+        ("timing.ooo.walkers", o.walkers, MAX_OOO_SLOTS),
+    ];
+    for (key, v, max) in counts {
+        if v == 0 || v > max {
+            return Err(Error::config(key, format!("must be a whole number from 1 to {max}, not {v}")));
+        }
+    }
+    for (key, width) in [("timing.ooo.dispatch_width", o.dispatch_width), ("timing.ooo.retire_width", o.retire_width)] {
+        if o.window < width {
+            return Err(Error::config(
+                "timing.ooo.window",
+                format!("a window of {} instructions is smaller than {key} = {width}: the window holds at least one cycle's instructions", o.window),
+            ));
+        }
+    }
+    if !(0.0..=1.0).contains(&o.dependency_fraction) {
+        return Err(Error::config("timing.ooo.dependency_fraction", format!("must be a probability from 0 to 1, not {}", o.dependency_fraction)));
+    }
+    // An interval run does not use the table (a preset may still set it for
+    // `--set timing.kind=ooo`): the resolved spec holds the default, as its
+    // written form leaves the table out.
+    if t.kind == "interval" {
+        t.ooo = spec::OooSpec::default();
+    }
+    Ok(())
+}
 
 /// What a page-size policy that maps superpages over slices (GTSM) needs:
 /// the GT table, the buddy allocator (which keeps the slices), and no swap

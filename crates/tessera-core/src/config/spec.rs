@@ -483,9 +483,16 @@ impl CacheSpec {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `[timing]`: the CPU timing model. Written back only with the keys a run
+/// uses: with `kind = "interval"` (the default) neither `kind` nor the
+/// `[timing.ooo]` table is serialised, so an interval run's resolved config
+/// (and its hash) is what it was before the ooo model existed.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimingSpec {
+    /// The timing model: `interval` (additive) or `ooo` (out-of-order, overlapping).
+    #[serde(default = "d_timing_kind")]
+    pub kind: String,
     /// false: count events only (no cycles), the TLB-only model.
     #[serde(default = "d_true")]
     pub enabled: bool,
@@ -497,6 +504,12 @@ pub struct TimingSpec {
     /// true: an L1D hit is part of the base CPI; only latency beyond L1D stalls.
     #[serde(default = "d_true")]
     pub l1_hit_in_cpi: bool,
+    /// The out-of-order model's core (`kind = "ooo"` only).
+    #[serde(default)]
+    pub ooo: OooSpec,
+}
+fn d_timing_kind() -> String {
+    "interval".into()
 }
 fn d_true() -> bool {
     true
@@ -509,7 +522,102 @@ fn d_cpi() -> f64 {
 }
 impl Default for TimingSpec {
     fn default() -> Self {
-        TimingSpec { enabled: true, frequency_ghz: d_freq(), base_cpi: d_cpi(), l1_hit_in_cpi: true }
+        TimingSpec {
+            kind: d_timing_kind(),
+            enabled: true,
+            frequency_ghz: d_freq(),
+            base_cpi: d_cpi(),
+            l1_hit_in_cpi: true,
+            ooo: OooSpec::default(),
+        }
+    }
+}
+
+impl Serialize for TimingSpec {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        // The written form; `kind` and `ooo` only for the ooo model.
+        #[derive(Serialize)]
+        struct Written<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            kind: Option<&'a str>,
+            enabled: bool,
+            frequency_ghz: f64,
+            base_cpi: f64,
+            l1_hit_in_cpi: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ooo: Option<&'a OooSpec>,
+        }
+        let ooo = self.kind != "interval";
+        Written {
+            kind: ooo.then_some(self.kind.as_str()),
+            enabled: self.enabled,
+            frequency_ghz: self.frequency_ghz,
+            base_cpi: self.base_cpi,
+            l1_hit_in_cpi: self.l1_hit_in_cpi,
+            ooo: ooo.then_some(&self.ooo),
+        }
+        .serialize(ser)
+    }
+}
+
+/// `[timing.ooo]`: the out-of-order core (see `timing/ooo.rs`). Defaults: a
+/// generic 4-wide core; the presets set their machines' values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OooSpec {
+    /// Reorder-buffer entries (instructions in flight).
+    #[serde(default = "d_window")]
+    pub window: u32,
+    /// Instructions dispatched per cycle.
+    #[serde(default = "d_width")]
+    pub dispatch_width: u32,
+    /// Instructions retired per cycle.
+    #[serde(default = "d_width")]
+    pub retire_width: u32,
+    /// Load/store queue entries (memory ops in flight).
+    #[serde(default = "d_lsq")]
+    pub lsq: u32,
+    /// L1D misses in flight.
+    #[serde(default = "d_mshrs")]
+    pub mshrs: u32,
+    /// Page walks in flight.
+    #[serde(default = "d_walkers")]
+    pub walkers: u32,
+    /// true: a walk starts only once its op is the oldest (a non-speculative walker).
+    #[serde(default)]
+    pub walk_at_retire: bool,
+    /// Probability that a load depends on the previous load (traces without
+    /// dependencies; drawn from the run's seeded generator).
+    #[serde(default)]
+    pub dependency_fraction: f64,
+}
+fn d_window() -> u32 {
+    128
+}
+fn d_width() -> u32 {
+    4
+}
+fn d_lsq() -> u32 {
+    64
+}
+fn d_mshrs() -> u32 {
+    8
+}
+fn d_walkers() -> u32 {
+    1
+}
+impl Default for OooSpec {
+    fn default() -> Self {
+        OooSpec {
+            window: d_window(),
+            dispatch_width: d_width(),
+            retire_width: d_width(),
+            lsq: d_lsq(),
+            mshrs: d_mshrs(),
+            walkers: d_walkers(),
+            walk_at_retire: false,
+            dependency_fraction: 0.0,
+        }
     }
 }
 

@@ -365,3 +365,39 @@ fn gtsm_contradictions_name_their_keys() {
     let e = preset_err(&[gt[0], "pagetable.format.decode_cycles=5000"]);
     assert!(e.contains("pagetable.format.decode_cycles"), "{e}");
 }
+
+#[test]
+fn timing_kind_is_checked_and_interval_configs_serialise_as_before() {
+    let e = preset_err(&["timing.kind=\"oooo\""]);
+    assert!(e.contains("timing.kind") && e.contains("interval") && e.contains("ooo"), "{e}");
+    // An interval run writes neither the kind nor the ooo table, even from a
+    // preset that sets the table.
+    let spec = load(&ConfigSource::Preset("sandy_bridge".into()), &[]).unwrap();
+    let text = spec.to_toml();
+    assert!(!text.contains("ooo") && !text.contains("kind = \"interval\""), "{text}");
+    // The ooo model writes both, with the preset's values.
+    let ooo = load(&ConfigSource::Preset("sandy_bridge".into()), &["timing.kind=\"ooo\"".into()]).unwrap();
+    assert_eq!((ooo.timing.ooo.window, ooo.timing.ooo.mshrs), (168, 10));
+    // Setting the kind keeps the rest of [timing] (it is not a mechanism's kind).
+    assert_eq!(ooo.timing.frequency_ghz, 3.2);
+    let again = load(&ConfigSource::Text(ooo.to_toml()), &[]).unwrap();
+    assert_eq!(ooo, again);
+    assert!(ooo.to_toml().contains("[timing.ooo]"));
+}
+
+#[test]
+fn ooo_parameters_are_validated() {
+    let e = preset_err(&["timing.kind=\"ooo\"", "timing.ooo.window=2"]);
+    assert!(e.contains("timing.ooo.window") && e.contains("dispatch_width"), "{e}");
+    for key in ["window", "dispatch_width", "retire_width", "lsq", "mshrs", "walkers"] {
+        let e = preset_err(&["timing.kind=\"ooo\"", &format!("timing.ooo.{key}=0")]);
+        assert!(e.contains(&format!("timing.ooo.{key}")), "{e}");
+    }
+    let e = preset_err(&["timing.kind=\"ooo\"", "timing.ooo.dependency_fraction=1.5"]);
+    assert!(e.contains("timing.ooo.dependency_fraction") && e.contains("0 to 1"), "{e}");
+    let e = preset_err(&["timing.ooo.mshr=4"]);
+    assert!(e.contains("timing.ooo") && e.contains("mshrs"), "{e}");
+    // Checked under the interval model too: a typo there is still a typo.
+    let e = preset_err(&["timing.ooo.walkers=0"]);
+    assert!(e.contains("timing.ooo.walkers"), "{e}");
+}

@@ -22,6 +22,19 @@
 //!
 //! Instruction fetches are translated only when the machine has
 //! instruction-side TLB structures, and do not access the data caches.
+//!
+//! ## Timing
+//! With `timing.kind = "interval"` each access adds its stalls to the core's
+//! counters. With `"ooo"` the machine still adds them up (they give each
+//! access's TLB and walk latencies, as differences) and hands every access
+//! to the out-of-order model ([`crate::timing::ooo`]) as an event: its gap,
+//! TLB latency, walk cycles, data latency and L1D miss, kind and dependency.
+//! The model's stalls and cycles replace the interval ones in the stats.
+//! Runs of repeats are not counted in bulk under ooo: every access is fed.
+//!
+//! Dependencies: traces carry none, so each load depends on the previous
+//! load with probability `timing.ooo.dependency_fraction` (default 0:
+//! independent), drawn from the run's seeded generator (`timing.ooo`).
 
 use crate::access::{AccessBatch, AccessKind};
 use crate::addr::{Asid, PageSize};
@@ -34,7 +47,9 @@ use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
 use crate::registry::{AnyFormat, FormatVisitor, Member};
 use crate::stats::{derived, visit_prefixed, Collector, StatVisitor, Stats};
-use crate::timing::{CoreStats, IntervalModel};
+use crate::rng::SimRng;
+use crate::timing::ooo::{MemOp, OooParams, OooTicks};
+use crate::timing::{CoreStats, IntervalModel, OooModel, OooStats};
 use crate::tlb::shadow::Shadows;
 use crate::tlb::{Fill, Lookup, MemoKey, Mmu, Neighbours};
 
@@ -112,6 +127,42 @@ pub struct CpuMachine {
     neighbours: Box<Neighbours>,
     /// Shadow TLB structures, if any are configured.
     shadows: Option<Box<Shadows>>,
+    /// Walks made and their cycles (the ooo model reads each access's as a difference).
+    walks: u64,
+    walk_cycles: u64,
+    /// The out-of-order timing model, when `timing.kind = "ooo"` (and timing is on).
+    ooo: Option<Box<Ooo>>,
+}
+
+/// The out-of-order model and what the machine keeps for it.
+struct Ooo {
+    model: OooModel,
+    /// Per-load dependency draws (see the module doc).
+    rng: SimRng,
+    dep_fraction: f64,
+    /// Memory ops fed, and the index of the previous load's last one (+1; 0: none yet).
+    ops: u64,
+    last_load: u64,
+    /// Whether the L1D exists (without it every access misses to memory).
+    l1: bool,
+    /// The model's time and ticks when measurement began.
+    start: u64,
+    base: OooTicks,
+}
+
+impl Ooo {
+    /// The dependency of the next load, as a distance back in memory ops.
+    #[inline]
+    fn load_dep(&mut self) -> u32 {
+        use rand::Rng;
+        if self.last_load == 0 || self.dep_fraction <= 0.0 {
+            return 0;
+        }
+        if self.dep_fraction < 1.0 && self.rng.gen::<f64>() >= self.dep_fraction {
+            return 0;
+        }
+        (self.ops + 1 - self.last_load).min(u32::MAX as u64) as u32
+    }
 }
 
 /// What the counters were when measurement began: the core's own counters
@@ -164,10 +215,23 @@ impl CpuMachine {
         let l1 = spec.cache.l1d.as_ref().map(|l| l.latency);
         let timing = IntervalModel::new(&spec.timing, l1);
         let shadows = Shadows::build(&spec.mmu.shadow, seed)?;
+        let ooo = (spec.timing.enabled && spec.timing.kind == "ooo").then(|| {
+            Box::new(Ooo {
+                model: OooModel::new(OooParams::new(&spec.timing, l1)),
+                rng: crate::rng::component_rng(seed, "timing.ooo"),
+                dep_fraction: spec.timing.ooo.dependency_fraction,
+                ops: 0,
+                last_load: 0,
+                l1: l1.is_some(),
+                start: 0,
+                base: OooTicks::default(),
+            })
+        });
         Ok(CpuMachine {
             translate_instr: mmu.translates_instr(),
-            // Bulk runs count repeats without telling the OS (or the shadows) of each use.
-            bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches() && shadows.is_none(),
+            // Bulk runs count repeats without telling the OS (or the shadows)
+            // of each use, nor the ooo model.
+            bulk_runs: sys.num_cache_levels() == 0 && !sys.wants_touches() && shadows.is_none() && ooo.is_none(),
             touches: sys.wants_touches(),
             spec: spec.clone(),
             mmu,
@@ -177,6 +241,9 @@ impl CpuMachine {
             baseline: None,
             neighbours: Box::new(Neighbours::EMPTY),
             shadows,
+            walks: 0,
+            walk_cycles: 0,
+            ooo,
         })
     }
 
@@ -190,6 +257,10 @@ impl CpuMachine {
         let mut c = Collector::default();
         self.visit_with(&CoreStats::default(), &mut c);
         self.baseline = Some(Baseline { core: self.core.clone(), others: c.stats });
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.start = o.model.end();
+            o.base = o.model.ticks;
+        }
     }
 
     pub fn spec(&self) -> &Spec {
@@ -250,6 +321,16 @@ impl CpuMachine {
 
     /// [`Self::feed_with`]; `PREFETCH`: prefetch leaf entries on the host.
     fn feed_batch<const SHADOWS: bool, const PREFETCH: bool>(&mut self, batch: &AccessBatch) -> Result<()> {
+        // The timing model is the run's: one choice per batch.
+        if self.ooo.is_some() {
+            self.feed_timed::<SHADOWS, PREFETCH, true>(batch)
+        } else {
+            self.feed_timed::<SHADOWS, PREFETCH, false>(batch)
+        }
+    }
+
+    /// [`Self::feed_batch`]; `OOO`: hand every access to the ooo model.
+    fn feed_timed<const SHADOWS: bool, const PREFETCH: bool, const OOO: bool>(&mut self, batch: &AccessBatch) -> Result<()> {
         let n = batch.len();
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
@@ -301,10 +382,19 @@ impl CpuMachine {
                 AccessKind::IFetch => {
                     self.core.ifetches += 1;
                     if self.translate_instr {
-                        self.translate::<SHADOWS>(va, asid, false, true)?;
-                        if crosses {
-                            self.translate::<SHADOWS>(last & !0xfff, asid, false, true)?;
+                        if OOO {
+                            self.timed_fetch::<SHADOWS>(va, asid, gaps[i])?;
+                            if crosses {
+                                self.timed_fetch::<SHADOWS>(last & !0xfff, asid, 0)?;
+                            }
+                        } else {
+                            self.translate::<SHADOWS>(va, asid, false, true)?;
+                            if crosses {
+                                self.translate::<SHADOWS>(last & !0xfff, asid, false, true)?;
+                            }
                         }
+                    } else if OOO {
+                        self.ooo_model().advance(gaps[i] as u64);
                     }
                 }
                 AccessKind::Load | AccessKind::Store => {
@@ -314,9 +404,21 @@ impl CpuMachine {
                     } else {
                         self.core.loads += 1;
                     }
-                    self.data_access::<SHADOWS>(va, asid, write)?;
-                    if crosses {
-                        self.data_access::<SHADOWS>(last & !0xfff, asid, write)?;
+                    if OOO {
+                        let dep = if write { 0 } else { self.ooo_state().load_dep() };
+                        self.timed_access::<SHADOWS>(va, asid, write, gaps[i], dep)?;
+                        if crosses {
+                            self.timed_access::<SHADOWS>(last & !0xfff, asid, write, 0, 0)?;
+                        }
+                        if !write {
+                            let o = self.ooo_state();
+                            o.last_load = o.ops;
+                        }
+                    } else {
+                        self.data_access::<SHADOWS>(va, asid, write)?;
+                        if crosses {
+                            self.data_access::<SHADOWS>(last & !0xfff, asid, write)?;
+                        }
                     }
                 }
             }
@@ -357,6 +459,59 @@ impl CpuMachine {
             c.data_stall_cycles += self.timing.data_stall(served) * data;
         }
         j
+    }
+
+    #[inline(always)]
+    fn ooo_state(&mut self) -> &mut Ooo {
+        // Only called on the OOO path, which runs only when the model exists.
+        self.ooo.as_deref_mut().expect("the ooo path runs with an ooo model")
+    }
+
+    #[inline(always)]
+    fn ooo_model(&mut self) -> &mut OooModel {
+        &mut self.ooo_state().model
+    }
+
+    /// The TLB latency and the walk (if any) of the translation that ran
+    /// since the core's counters were `before` (translation stalls, walks,
+    /// walk cycles).
+    #[inline(always)]
+    fn translation_since(&self, before: (u64, u64, u64)) -> (u32, Option<u32>) {
+        let total = self.core.translation_stall_cycles - before.0;
+        let walk = self.walk_cycles - before.2;
+        let walked = (self.walks != before.1).then_some(walk.min(u32::MAX as u64) as u32);
+        ((total - walk).min(u32::MAX as u64) as u32, walked)
+    }
+
+    #[inline(always)]
+    fn translation_mark(&self) -> (u64, u64, u64) {
+        (self.core.translation_stall_cycles, self.walks, self.walk_cycles)
+    }
+
+    /// A translated fetch ending a record of `gap` instructions, under ooo.
+    #[inline(always)]
+    fn timed_fetch<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, gap: u32) -> Result<()> {
+        let mark = self.translation_mark();
+        self.translate::<SHADOWS>(va, asid, false, true)?;
+        let (tlb, walk) = self.translation_since(mark);
+        self.ooo_model().fetch(gap, tlb, walk);
+        Ok(())
+    }
+
+    /// [`Self::data_access`] under ooo: the access is also the model's event.
+    #[inline(always)]
+    fn timed_access<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, gap: u32, dep: u32) -> Result<()> {
+        let mark = self.translation_mark();
+        let (pfn_base, size) = self.translate::<SHADOWS>(va, asid, write, false)?;
+        let (tlb, walk) = self.translation_since(mark);
+        let paddr = (pfn_base << 12) + (va & (size.bytes() - 1));
+        let served = self.sys.access(paddr, write);
+        self.core.data_stall_cycles += self.timing.data_stall(served);
+        let o = self.ooo_state();
+        let op = MemOp { tlb, walk, data: served.latency, l1_miss: !(o.l1 && served.level == 0), store: write, dep };
+        o.ops += 1;
+        o.model.op(gap, &op);
+        Ok(())
     }
 
     #[inline(always)]
@@ -498,6 +653,8 @@ impl CpuMachine {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
+        self.walks += 1;
+        self.walk_cycles += cycles;
         if self.mmu.neighbours_wanted() | self.mmu.gt_neighbours_wanted() == 0 {
             // Most machines: no structure takes neighbours, one test here.
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
@@ -518,6 +675,22 @@ impl CpuMachine {
         };
         self.timing.finish(&mut core);
         let mut c = Collector::default();
+        if let Some(o) = self.ooo.as_deref() {
+            let t = &o.model.ticks;
+            let b = &o.base;
+            let span = o.model.end() - o.start;
+            core.cycles = span.div_ceil(crate::timing::ooo::Q);
+            core.translation_stall_cycles = crate::timing::ooo::to_cycles(t.translation_stall - b.translation_stall);
+            core.data_stall_cycles = crate::timing::ooo::to_cycles(t.data_stall - b.data_stall);
+            let extra = OooStats {
+                walk_oldest_cycles: crate::timing::ooo::to_cycles(t.walk_oldest - b.walk_oldest),
+                walker_busy_cycles: crate::timing::ooo::to_cycles(t.walker_busy - b.walker_busy),
+                rob_full_cycles: crate::timing::ooo::to_cycles(t.rob_full - b.rob_full),
+                mshr_wait_cycles: crate::timing::ooo::to_cycles(t.mshr_wait - b.mshr_wait),
+                walker_wait_cycles: crate::timing::ooo::to_cycles(t.walker_wait - b.walker_wait),
+            };
+            visit_prefixed("core", &extra, &mut c);
+        }
         self.visit_with(&core, &mut c);
         let mut stats = c.stats;
         if let Some(b) = &self.baseline {

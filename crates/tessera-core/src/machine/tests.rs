@@ -1517,3 +1517,93 @@ fn root_chunk_evicts_a_whole_chunk_and_lru_one_page() {
     assert_eq!(m.physmem().mapped_pages() as u64, touched);
     check_memory_agrees(&m, touched + 1, "lru");
 }
+
+/// Every counter of `a` but the timing model's equals `b`'s.
+fn same_but_timing(a: &Stats, b: &Stats) {
+    let timing = ["core.cycles", "core.translation_stall_cycles", "core.data_stall_cycles"];
+    for (k, v) in &a.counters {
+        if !timing.contains(&k.as_str()) && b.counters.contains_key(k) {
+            assert_eq!(Some(v), b.counters.get(k), "{k}");
+        }
+    }
+}
+
+#[test]
+fn the_ooo_model_changes_only_the_timing_counters() {
+    for pages in ["base_only", "thp"] {
+        let p = format!("physmem.page_size={pages}");
+        let interval = run(&spec("sandy_bridge", &[&p]), Pattern::Uniform, 60_000, 1 << 30);
+        let ooo_spec = spec("sandy_bridge", &[&p, "timing.kind=\"ooo\""]);
+        let ooo = run(&ooo_spec, Pattern::Uniform, 60_000, 1 << 30);
+        same_but_timing(&ooo, &interval);
+        same_but_timing(&interval, &ooo);
+        let extra: Vec<&String> = ooo.counters.keys().filter(|k| !interval.counters.contains_key(*k)).collect();
+        assert_eq!(extra.len(), 5, "{extra:?}");
+        assert!(interval.counters.keys().all(|k| ooo.counters.contains_key(k)));
+        assert!(ooo.get("core.cycles") > 0 && ooo.get("core.cycles") <= interval.get("core.cycles"), "{pages}");
+        assert!(ooo.get("core.walker_busy_cycles") > 0 || pages == "thp");
+        assert!(ooo.derived["core.walk_oldest_share"] >= 0.0);
+        // Deterministic, also with drawn dependencies.
+        assert_eq!(ooo.to_json().to_string(), run(&ooo_spec, Pattern::Uniform, 60_000, 1 << 30).to_json().to_string());
+        let dep = spec("sandy_bridge", &[&p, "timing.kind=\"ooo\"", "timing.ooo.dependency_fraction=0.5"]);
+        let a = run(&dep, Pattern::Uniform, 60_000, 1 << 30);
+        assert_eq!(a.to_json().to_string(), run(&dep, Pattern::Uniform, 60_000, 1 << 30).to_json().to_string());
+        assert!(a.get("core.cycles") >= ooo.get("core.cycles"), "dependencies only delay");
+        same_but_timing(&a, &interval);
+    }
+}
+
+#[test]
+fn the_ooo_model_with_a_window_of_one_is_the_interval_model() {
+    // Loads only (stores do not wait for data under ooo), no page crossings.
+    let base = ["timing.ooo.window=1", "timing.ooo.dispatch_width=1", "timing.ooo.retire_width=1", "timing.ooo.mshrs=1"];
+    let mut batch = AccessBatch::with_capacity(4000);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..4000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        batch.push((i % 3 + 1) as u32, 0x10_0000_0000 + (x % (1 << 30) & !7), AccessKind::Load, 8, 0);
+    }
+    let interval = {
+        let mut m = Machine::build(&spec("sandy_bridge", &[]), 3).unwrap();
+        m.feed(&batch).unwrap();
+        m.stats()
+    };
+    let mut o: Vec<&str> = base.to_vec();
+    o.push("timing.kind=\"ooo\"");
+    let mut m = Machine::build(&spec("sandy_bridge", &o), 3).unwrap();
+    m.feed(&batch).unwrap();
+    let ooo = m.stats();
+    for k in ["core.cycles", "core.translation_stall_cycles", "core.data_stall_cycles"] {
+        assert_eq!(ooo.get(k), interval.get(k), "{k}");
+    }
+    assert_eq!(ooo.get("core.walker_busy_cycles"), interval.get("walker.cycles"));
+}
+
+/// On a machine without caches the interval model counts runs of repeated
+/// hits in bulk; under ooo each of them is fed to the model (its timeline
+/// needs every access), and every other counter stays the bulk path's.
+#[test]
+fn under_ooo_repeat_runs_are_fed_one_by_one() {
+    for (k, fetch) in [(0u64, &[][..]), (1, &[FETCH_TLB][..])] {
+        let mut o: Vec<&str> = vec!["timing.enabled=true"];
+        o.extend_from_slice(fetch);
+        let interval_spec = spec("tlb_only", &o);
+        o.push("timing.kind=\"ooo\"");
+        let ooo_spec = spec("tlb_only", &o);
+        let batches = clustered_batches(10 + k, 20_000);
+        let mut bulk = Machine::build(&interval_spec, 3).unwrap();
+        let mut ooo = Machine::build(&ooo_spec, 3).unwrap();
+        assert!(bulk.cpu().is_some_and(|c| c.bulk_runs));
+        assert!(ooo.cpu().is_some_and(|c| !c.bulk_runs));
+        for b in &batches {
+            bulk.feed(b).unwrap();
+            ooo.feed(b).unwrap();
+        }
+        let (a, b) = (bulk.stats(), ooo.stats());
+        assert!(a.get("mmu.l1_dtlb_4k.hits") > 10_000, "runs formed");
+        same_but_timing(&b, &a);
+        assert!(b.get("core.cycles") > 0 && b.get("core.cycles") <= a.get("core.cycles"));
+    }
+}

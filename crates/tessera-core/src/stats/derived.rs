@@ -45,6 +45,7 @@ pub const DERIVED_DOCS: &[(&str, &str, &str)] = &[
     ("core.translation_stall_share", "fraction", "share of total cycles stalled on translation (TLB levels + walks)"),
     ("core.data_stall_share", "fraction", "share of total cycles stalled on data beyond the base CPI"),
     ("core.ipc", "instructions/cycle", "instructions per cycle"),
+    ("core.walk_oldest_share", "fraction", "timing.kind = \"ooo\" only: share of total cycles a page walk is the oldest unfinished work"),
     ("bounds.perfect_mmu_l1_share", "fraction", "Eq. 4: walks × perfect_mmu_l1_cycles / cycles"),
     ("bounds.perfect_mmu_l2_share", "fraction", "Eq. 3: walks × perfect_mmu_l2_cycles / cycles"),
     ("bounds.perfect_mmu_llc_share", "fraction", "Eq. 2: walks × perfect_mmu_llc_cycles / cycles"),
@@ -134,6 +135,11 @@ pub fn compute(stats: &mut Stats, spec: &Spec) {
             ("bounds.perfect_mmu_llc_share".into(), ratio(walks * m.perfect_mmu_llc_cycles as f64, cycles)),
             ("bounds.perfect_tlb_share".into(), ratio(walks * m.perfect_tlb_cycles as f64, cycles)),
         ]);
+        // Under ooo walks overlap work and each other: the walker-busy share
+        // above (WALK_DURATION) can pass 1, the head share cannot.
+        if spec.timing.kind == "ooo" {
+            out.push(("core.walk_oldest_share".into(), ratio(g("core.walk_oldest_cycles"), cycles)));
+        }
     }
     let shadows = spec.mmu.shadow.keys().map(|n| format!("shadow.{n}"));
     for name in spec.mmu.tlb.keys().cloned().chain(shadows) {
