@@ -123,11 +123,7 @@ impl Ref {
         let mut end = fs + tlb as u64 * Q;
         let (mut w0, mut w1) = (0, 0);
         if let Some(w) = walk {
-            let start = book(&mut self.walkers, end, w as u64 * Q);
-            self.t.walker_wait += start - end;
-            self.t.walker_busy += w as u64 * Q;
-            w0 = start;
-            w1 = start + w as u64 * Q;
+            (w0, w1) = self.walk(end, w);
             end = w1;
         }
         let h = fs.max(self.prev_r(self.d.len()));
@@ -139,6 +135,15 @@ impl Ref {
         if gap > 0 {
             self.dispatch(0);
         }
+    }
+
+    /// Book a walk of `w` cycles ready at `at` on the walker that frees
+    /// first; its start and end.
+    fn walk(&mut self, at: u64, w: u32) -> (u64, u64) {
+        let start = book(&mut self.walkers, at, w as u64 * Q);
+        self.t.walker_wait += start - at;
+        self.t.walker_busy += w as u64 * Q;
+        (start, start + w as u64 * Q)
     }
 
     fn op(&mut self, gap: u32, op: MemOp) {
@@ -169,11 +174,7 @@ impl Ref {
         let (mut w0, mut w1) = (0, 0);
         if let Some(w) = op.walk {
             let at = if self.p.walk_at_retire { e.max(self.prev_r(k)) } else { e };
-            let start = book(&mut self.walkers, at, w as u64 * Q);
-            self.t.walker_wait += start - at;
-            self.t.walker_busy += w as u64 * Q;
-            w0 = start;
-            w1 = start + w as u64 * Q;
+            (w0, w1) = self.walk(at, w);
             e = w1;
         }
         let done = if op.store {
