@@ -483,6 +483,13 @@ pub fn read_columns(path: &Path, opts: &TraceOptions, limit: Option<u64>) -> Res
         c.asid.extend_from_slice(&batch.asid[..n]);
         c.kind.extend(batch.kind[..n].iter().map(|&k| k as u8));
         c.size.extend_from_slice(&batch.size[..n]);
+        if batch.has_deps() {
+            // Records read before the first batch with dependencies had none.
+            c.dep.resize(c.vaddr.len() - n, 0);
+            c.dep.extend_from_slice(&batch.dep[..n]);
+        } else if !c.dep.is_empty() {
+            c.dep.resize(c.vaddr.len(), 0);
+        }
     }
     Ok(c)
 }

@@ -20,8 +20,24 @@
 //! - A gap larger than `u32::MAX` saturates (never happens in the built-in
 //!   workloads, whose gaps are tens of instructions).
 //! - All accesses are in ASID 0.
+//! - Dependencies: [`Emitter::load_on`] / [`Emitter::store_on`] make an access
+//!   whose address needs the value of an earlier load (a pointer chase, a
+//!   neighbour list's entries, a hash probe's bucket), named by the [`Dep`]
+//!   that load returned. The stream carries it as a distance back in records
+//!   (the `dep` column of [`AccessBatch`]); a batch in which no access has
+//!   one carries no column. A distance beyond `u32::MAX` records is dropped:
+//!   its load retired long before any window could hold both.
 
 use crate::access::{AccessBatch, AccessKind, BATCH_LEN};
+
+/// A load's place in the stream, for a later access whose address needs its
+/// value ([`Emitter::load_on`]). [`Dep::NONE`]: no dependency.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dep(u64);
+
+impl Dep {
+    pub const NONE: Dep = Dep(0);
+}
 
 /// Where full batches go. `take` must leave `batch` empty (it may swap in a
 /// recycled buffer); returning false means "stop producing".
@@ -47,6 +63,9 @@ pub struct Emitter<'a> {
     addrs: Box<[u64; BATCH_LEN]>,
     kinds: Box<[AccessKind; BATCH_LEN]>,
     sizes: Box<[u8; BATCH_LEN]>,
+    deps: Box<[u32; BATCH_LEN]>,
+    /// Whether an access of the staged batch has a dependency.
+    any_dep: bool,
     len: usize,
     batch: AccessBatch,
     gap: u64,
@@ -64,6 +83,8 @@ impl<'a> Emitter<'a> {
             addrs: Box::new([0; BATCH_LEN]),
             kinds: Box::new([AccessKind::Load; BATCH_LEN]),
             sizes: Box::new([0; BATCH_LEN]),
+            deps: Box::new([0; BATCH_LEN]),
+            any_dep: false,
             len: 0,
             batch: AccessBatch::with_capacity(BATCH_LEN),
             gap: 0,
@@ -83,16 +104,45 @@ impl<'a> Emitter<'a> {
 
     #[inline(always)]
     pub fn load(&mut self, vaddr: u64, size: u8) {
-        self.push(vaddr, AccessKind::Load, size);
+        self.push(vaddr, AccessKind::Load, size, 0);
     }
 
     #[inline(always)]
     pub fn store(&mut self, vaddr: u64, size: u8) {
-        self.push(vaddr, AccessKind::Store, size);
+        self.push(vaddr, AccessKind::Store, size, 0);
+    }
+
+    /// A load whose address needs the value loaded by `on`; returns its own place.
+    #[inline(always)]
+    pub fn load_on(&mut self, vaddr: u64, size: u8, on: Dep) -> Dep {
+        let dep = self.distance(on);
+        self.push(vaddr, AccessKind::Load, size, dep)
+    }
+
+    /// A store whose address needs the value loaded by `on`.
+    #[inline(always)]
+    pub fn store_on(&mut self, vaddr: u64, size: u8, on: Dep) {
+        let dep = self.distance(on);
+        self.push(vaddr, AccessKind::Store, size, dep);
+    }
+
+    /// How many records back `on` is from the next record (0: none or too far).
+    #[inline(always)]
+    fn distance(&self, on: Dep) -> u32 {
+        if on.0 == 0 {
+            return 0;
+        }
+        let next = self.accesses + self.len as u64;
+        let d = next + 1 - on.0;
+        if d <= u32::MAX as u64 {
+            d as u32
+        } else {
+            0
+        }
     }
 
     #[inline(always)]
-    fn push(&mut self, vaddr: u64, kind: AccessKind, size: u8) {
+    fn push(&mut self, vaddr: u64, kind: AccessKind, size: u8, dep: u32) -> Dep {
         let gap = self.gap.min(u32::MAX as u64) as u32;
         self.instructions += gap as u64;
         self.gap = 0;
@@ -102,10 +152,14 @@ impl<'a> Emitter<'a> {
         self.addrs[i] = vaddr;
         self.kinds[i] = kind;
         self.sizes[i] = size;
+        self.deps[i] = dep;
+        self.any_dep |= dep != 0;
         self.len = i + 1;
+        let me = Dep(self.accesses + self.len as u64);
         if self.len == BATCH_LEN {
             self.flush();
         }
+        me
     }
 
     /// Report progress as (done, total) in the workload's own unit
@@ -135,6 +189,9 @@ impl<'a> Emitter<'a> {
         self.batch.kind.extend_from_slice(&self.kinds[..n]);
         self.batch.size.extend_from_slice(&self.sizes[..n]);
         self.batch.asid.resize(n, 0);
+        if std::mem::take(&mut self.any_dep) {
+            self.batch.dep.extend_from_slice(&self.deps[..n]);
+        }
         if !self.sink.take(&mut self.batch, self.progress) {
             self.stopped = true;
             self.batch.clear();

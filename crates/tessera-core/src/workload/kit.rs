@@ -18,6 +18,7 @@
 //! - [`fnv64`] is YCSB's `fnvhash64` (FNV-1a over the 8 little-endian bytes,
 //!   sign bit cleared), used to scramble Zipfian ranks and to name records.
 
+use super::emit::Dep;
 use super::Emitter;
 
 /// A destination for a data structure's accesses.
@@ -25,6 +26,11 @@ pub trait Emit {
     fn ins(&mut self, n: u32);
     fn load(&mut self, vaddr: u64, size: u8);
     fn store(&mut self, vaddr: u64, size: u8);
+    /// A load whose address needs the value loaded by `on` ([`Dep::NONE`]:
+    /// none); returns this load's place, for the accesses that need its value.
+    fn load_on(&mut self, vaddr: u64, size: u8, on: Dep) -> Dep;
+    /// A store whose address needs the value loaded by `on`.
+    fn store_on(&mut self, vaddr: u64, size: u8, on: Dep);
 }
 
 impl Emit for Emitter<'_> {
@@ -40,6 +46,14 @@ impl Emit for Emitter<'_> {
     fn store(&mut self, vaddr: u64, size: u8) {
         Emitter::store(self, vaddr, size)
     }
+    #[inline(always)]
+    fn load_on(&mut self, vaddr: u64, size: u8, on: Dep) -> Dep {
+        Emitter::load_on(self, vaddr, size, on)
+    }
+    #[inline(always)]
+    fn store_on(&mut self, vaddr: u64, size: u8, on: Dep) {
+        Emitter::store_on(self, vaddr, size, on)
+    }
 }
 
 /// Discards everything, at no cost (set-up phases that are not emitted).
@@ -52,6 +66,12 @@ impl Emit for Quiet {
     fn load(&mut self, _: u64, _: u8) {}
     #[inline(always)]
     fn store(&mut self, _: u64, _: u8) {}
+    #[inline(always)]
+    fn load_on(&mut self, _: u64, _: u8, _: Dep) -> Dep {
+        Dep::NONE
+    }
+    #[inline(always)]
+    fn store_on(&mut self, _: u64, _: u8, _: Dep) {}
 }
 
 /// Bytes covered by one emitted access of a bulk copy.

@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 use crate::stream::AccessSource;
 use crate::trace::{NativeSummary, NativeWriter};
 
-pub use emit::{BatchSink, Emitter, NullSink};
+pub use emit::{BatchSink, Dep, Emitter, NullSink};
 pub use layout::{AddressSpace, SimVec};
 pub use params::{ParamDoc, Params};
 
