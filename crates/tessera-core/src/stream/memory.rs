@@ -115,6 +115,10 @@ impl AccessSource for MemoryStream {
     fn describe(&self) -> String {
         format!("memory:{}", self.name)
     }
+
+    fn carries_dependencies(&self) -> bool {
+        !self.dep.is_empty()
+    }
 }
 
 #[cfg(test)]
@@ -128,7 +132,34 @@ mod tests {
             asid: vec![0; n],
             kind: (0..n).map(|i| (i % 3) as u8).collect(),
             size: vec![8; n],
+            dep: Vec::new(),
         }
+    }
+
+    #[test]
+    fn dependencies_are_handed_over_and_checked() {
+        let mut c = cols(10_000);
+        c.dep = (0..10_000u32).map(|i| i % 3).collect();
+        c.dep[0] = 0;
+        c.dep[1] = 1;
+        let mut s = MemoryStream::new(c.clone(), "d").unwrap();
+        assert!(s.carries_dependencies());
+        let mut b = AccessBatch::with_capacity(4096);
+        let mut got = Vec::new();
+        while s.next_batch(&mut b).unwrap() {
+            assert_eq!(b.dep.len(), b.len());
+            got.extend_from_slice(&b.dep);
+        }
+        assert_eq!(got, c.dep);
+        let mut bad = c.clone();
+        bad.dep[7] = 8;
+        let e = MemoryStream::new(bad, "d").unwrap_err().to_string();
+        assert!(e.contains("accesses.dep") && e.contains("access 7") && e.contains("before the stream's start"), "{e}");
+        let mut short = c;
+        short.dep.pop();
+        let e = MemoryStream::new(short, "d").unwrap_err().to_string();
+        assert!(e.contains("accesses.dep") && e.contains("9999 values"), "{e}");
+        assert!(!MemoryStream::new(cols(5), "n").unwrap().carries_dependencies());
     }
 
     #[test]

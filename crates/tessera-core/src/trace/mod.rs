@@ -356,7 +356,8 @@ pub fn convert_with(
     };
     let (records, instructions, bytes_out) = match to {
         Format::Native => {
-            let mut w = NativeWriter::create(output, meta)?;
+            let opts = native::WriterOptions { dependencies: src.carries_dependencies(), ..Default::default() };
+            let mut w = NativeWriter::create_with(output, meta, opts)?;
             pump(src.as_mut(), |b| w.write_batch(b))?;
             let s = w.finish()?;
             (s.records, s.instructions, s.bytes)
