@@ -53,6 +53,7 @@ pub fn memory_columns((_, vaddr, ins_gap, asid, kind, size): &MemoryArgs) -> PyR
         asid: le_column("asid", asid, u16::from_le_bytes)?,
         kind: kind.clone(),
         size: size.clone(),
+        dep: Vec::new(),
     })
 }
 

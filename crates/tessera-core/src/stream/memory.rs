@@ -128,6 +128,7 @@ mod tests {
             asid: vec![0; n],
             kind: (0..n).map(|i| (i % 3) as u8).collect(),
             size: vec![8; n],
+            dep: Vec::new(),
         }
     }
 

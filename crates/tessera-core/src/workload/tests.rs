@@ -24,6 +24,36 @@ pub(crate) fn emitted(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u
     sink.records
 }
 
+/// Every record of a workload and its dependency distance (0: none), run
+/// directly on this thread.
+pub(crate) fn emitted_deps(name: &str, kv: &[(&str, &str)], seed: u64) -> (Vec<(u32, u64, AccessKind, u8)>, Vec<u32>) {
+    let (info, p) = resolve(name, &params(kv), seed).unwrap();
+    let mut w = (info.build)(&p).unwrap();
+    let mut sink = VecSink::default();
+    let mut e = Emitter::new(&mut sink);
+    w.run(&mut e).unwrap();
+    e.finish();
+    (sink.records, sink.deps)
+}
+
+/// Checks every dependency of a stream points back at a load inside the
+/// stream; returns the share of loads that carry one.
+pub(crate) fn check_deps(recs: &[(u32, u64, AccessKind, u8)], deps: &[u32]) -> f64 {
+    assert_eq!(recs.len(), deps.len());
+    let (mut loads, mut dependent) = (0u64, 0u64);
+    for (i, (r, &d)) in recs.iter().zip(deps).enumerate() {
+        if d != 0 {
+            assert!(d as usize <= i, "record {i} depends on {d} back, before the start");
+            assert_eq!(recs[i - d as usize].2, AccessKind::Load, "record {i}'s producer {} is not a load", i - d as usize);
+        }
+        if r.2 == AccessKind::Load {
+            loads += 1;
+            dependent += (d != 0) as u64;
+        }
+    }
+    dependent as f64 / loads.max(1) as f64
+}
+
 /// Every record of a workload, read through [`WorkloadSource`].
 fn streamed(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u64, AccessKind, u8)> {
     let mut src = WorkloadSource::start(name, &params(kv), seed).unwrap();
@@ -247,5 +277,33 @@ fn generator_throughput() {
             b.accesses_per_sec / 1e6,
             b.instructions as f64 / b.accesses as f64
         );
+    }
+}
+
+/// Every CPU workload's dependencies point back at a load inside the stream;
+/// the ones whose addresses come from loaded values have some, the others
+/// none. Prints each share of loads with a dependency (`--nocapture`).
+#[test]
+fn dependencies_point_at_loads_and_only_where_modelled() {
+    let graph: &[(&str, &str)] = &[("scale", "10"), ("edgefactor", "4")];
+    let mut cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("gups", vec![("table", "1MiB"), ("updates", "20000")]),
+        ("uniform", vec![("footprint", "1MiB"), ("accesses", "20000")]),
+        ("pointer-chase", vec![("footprint", "1MiB"), ("accesses", "20000")]),
+        ("graph500-bfs", graph.iter().copied().chain([("roots", "1"), ("construct", "true")]).collect()),
+    ];
+    for name in ["bfs", "mst", "spmv", "setcover", "matching", "mis", "graph-analytics"] {
+        cases.push((name, graph.to_vec()));
+    }
+    cases.extend(APPS.iter().map(|(name, kv, _)| (*name, kv.to_vec())));
+    for (name, kv) in cases {
+        let (recs, deps) = emitted_deps(name, &kv, 3);
+        let share = check_deps(&recs, &deps);
+        println!("{name:16} {:>8} accesses, {:>5.1} % of loads with a dependency", recs.len(), 100.0 * share);
+        if matches!(name, "gups" | "uniform" | "dict") {
+            assert_eq!(share, 0.0, "{name}");
+        } else {
+            assert!(share > 0.0, "{name}");
+        }
     }
 }
