@@ -279,31 +279,3 @@ fn generator_throughput() {
         );
     }
 }
-
-/// Every CPU workload's dependencies point back at a load inside the stream;
-/// the ones whose addresses come from loaded values have some, the others
-/// none. Prints each share of loads with a dependency (`--nocapture`).
-#[test]
-fn dependencies_point_at_loads_and_only_where_modelled() {
-    let graph: &[(&str, &str)] = &[("scale", "10"), ("edgefactor", "4")];
-    let mut cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
-        ("gups", vec![("table", "1MiB"), ("updates", "20000")]),
-        ("uniform", vec![("footprint", "1MiB"), ("accesses", "20000")]),
-        ("pointer-chase", vec![("footprint", "1MiB"), ("accesses", "20000")]),
-        ("graph500-bfs", graph.iter().copied().chain([("roots", "1"), ("construct", "true")]).collect()),
-    ];
-    for name in ["bfs", "mst", "spmv", "setcover", "matching", "mis", "graph-analytics"] {
-        cases.push((name, graph.to_vec()));
-    }
-    cases.extend(APPS.iter().map(|(name, kv, _)| (*name, kv.to_vec())));
-    for (name, kv) in cases {
-        let (recs, deps) = emitted_deps(name, &kv, 3);
-        let share = check_deps(&recs, &deps);
-        println!("{name:16} {:>8} accesses, {:>5.1} % of loads with a dependency", recs.len(), 100.0 * share);
-        if matches!(name, "gups" | "uniform" | "dict") {
-            assert_eq!(share, 0.0, "{name}");
-        } else {
-            assert!(share > 0.0, "{name}");
-        }
-    }
-}
