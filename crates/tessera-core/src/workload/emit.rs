@@ -27,6 +27,19 @@
 //!   (the `dep` column of [`AccessBatch`]); a batch in which no access has
 //!   one carries no column. A distance beyond `u32::MAX` records is dropped:
 //!   its load retired long before any window could hold both.
+//! - Only *data* dependencies are emitted: an access depends on a load when
+//!   its address is computed from that load's value (a pointer, an index, an
+//!   offset, a hash of a loaded key). A comparison that only steers a branch
+//!   (a binary search's compare, a key compare ending a probe or a chain walk,
+//!   a loop bound) is a control dependency: an out-of-order core predicts the
+//!   branch and issues the next accesses speculatively, so the built-in
+//!   workloads do not model it. Their accesses' addresses then depend on the
+//!   structure's base (a node, a list) rather than on each other: a binary
+//!   search's probes all depend on the load that gave the node, not on the
+//!   probe before. Mispredictions are not modelled.
+//! - An access depends on one load: where an address needs several loaded
+//!   values the workload names the one loaded last (or the one that closes
+//!   the chain; each module doc says which).
 
 use crate::access::{AccessBatch, AccessKind, BATCH_LEN};
 
@@ -216,6 +229,8 @@ impl<'a> Emitter<'a> {
 #[derive(Default)]
 pub struct VecSink {
     pub records: Vec<(u32, u64, AccessKind, u8)>,
+    /// Each record's dependency distance (0: none), parallel to `records`.
+    pub deps: Vec<u32>,
     /// Stop after this many batches (0 = never).
     pub stop_after_batches: usize,
     batches: usize,
@@ -225,6 +240,7 @@ impl BatchSink for VecSink {
     fn take(&mut self, b: &mut AccessBatch, _progress: (u64, u64)) -> bool {
         for i in 0..b.len() {
             self.records.push((b.ins_gap[i], b.vaddr[i], b.kind[i], b.size[i]));
+            self.deps.push(b.dep_of(i));
         }
         b.clear();
         self.batches += 1;
@@ -252,6 +268,62 @@ mod tests {
         assert_eq!(sink.records.len() as u64, acc);
         assert_eq!(sink.records[0], (2, 0, AccessKind::Load, 8));
         assert_eq!(sink.records[1], (1, 0, AccessKind::Store, 8));
+    }
+
+    #[test]
+    fn dependency_distances_cross_batch_boundaries() {
+        let mut sink = VecSink::default();
+        let mut e = Emitter::new(&mut sink);
+        // Fill the first batch but its last record with independent accesses.
+        for i in 0..(BATCH_LEN as u64 - 2) {
+            e.load(i * 8, 8);
+        }
+        // The producer is the batch's last record; the dependent load is the
+        // next batch's first, and another 3 records later depends on it too.
+        let p = e.load_on(0x1000, 8, Dep::NONE);
+        e.store(0x2000, 8);
+        let q = e.load_on(0x3000, 8, p);
+        e.load(0x4000, 8);
+        e.store_on(0x5000, 8, q);
+        e.load_on(0x6000, 8, p);
+        e.finish();
+        let n = BATCH_LEN;
+        assert_eq!(sink.records.len(), n + 4);
+        assert_eq!(sink.deps.len(), n + 4);
+        // No record of the first batch has a dependency (the producer has none).
+        assert!(sink.deps[..n].iter().all(|&d| d == 0));
+        assert_eq!(sink.records[n - 2].1, 0x1000);
+        assert_eq!(sink.records[n - 1].1, 0x2000);
+        assert_eq!(sink.records[n].1, 0x3000);
+        assert_eq!(sink.deps[n], 2, "producer two records back, in the previous batch");
+        assert_eq!(sink.deps[n + 1], 0);
+        assert_eq!(sink.deps[n + 2], 2, "store on the load at n");
+        assert_eq!(sink.deps[n + 3], 5, "back across the boundary to n - 2");
+        assert_eq!(sink.records[n + 3 - 5].1, 0x1000);
+    }
+
+    #[test]
+    fn a_batch_without_dependencies_carries_no_column() {
+        struct Cols(Vec<bool>);
+        impl BatchSink for Cols {
+            fn take(&mut self, b: &mut AccessBatch, _: (u64, u64)) -> bool {
+                self.0.push(b.has_deps());
+                b.clear();
+                true
+            }
+        }
+        let mut sink = Cols(Vec::new());
+        let mut e = Emitter::new(&mut sink);
+        let mut p = Dep::NONE;
+        for i in 0..(2 * BATCH_LEN as u64) {
+            if i < BATCH_LEN as u64 {
+                p = e.load_on(i * 8, 8, p);
+            } else {
+                e.load(i * 8, 8);
+            }
+        }
+        e.finish();
+        assert_eq!(sink.0, vec![true, false]);
     }
 
     #[test]

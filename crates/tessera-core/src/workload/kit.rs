@@ -8,6 +8,10 @@
 //!   start at the range's first byte, so an unaligned range can straddle cache
 //!   lines as a real copy does.
 //!
+//! - [`load_range_on`] / [`store_range_on`] / [`copy_range_on`]: the same
+//!   passes over a range whose address needs an earlier load's value (an
+//!   object reached through a pointer); every access carries the dependency.
+//!
 //! - [`Emit`] is what data-structure code emits through: the run's
 //!   [`Emitter`], or [`Quiet`] for set-up phases a workload does not emit
 //!   (building an index, warming a cache), which then cost nothing.
@@ -118,6 +122,45 @@ pub fn store_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
         let n = CHUNK.min(len - off);
         e.ins(ins);
         e.store(addr + off, n as u8);
+        off += n;
+    }
+}
+
+/// [`load_range`] of a range whose address needs the value loaded by `on`
+/// (a field run of an object reached through a pointer).
+#[inline]
+pub fn load_range_on(e: &mut impl Emit, addr: u64, len: u64, ins: u32, on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.load_on(addr + off, n as u8, on);
+        off += n;
+    }
+}
+
+/// [`store_range`] of a range whose address needs the value loaded by `on`.
+#[inline]
+pub fn store_range_on(e: &mut impl Emit, addr: u64, len: u64, ins: u32, on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.store_on(addr + off, n as u8, on);
+        off += n;
+    }
+}
+
+/// [`copy_range`] whose source address needs the value loaded by `src_on`
+/// and destination address the value loaded by `dst_on`.
+#[inline]
+pub fn copy_range_on(e: &mut impl Emit, src: u64, dst: u64, len: u64, ins: u32, src_on: Dep, dst_on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.load_on(src + off, n as u8, src_on);
+        e.store_on(dst + off, n as u8, dst_on);
         off += n;
     }
 }
