@@ -93,6 +93,9 @@ def test_recorded_workload_traces_keep_their_dependencies(tmp_path):
     tessera.record_workload("pointer-chase", p, params=params, seed=2)
     df = tessera.read_trace(p)
     assert "dep" in df.columns
+    # Each load of the chase waits for the one before.
+    assert (df["dep"].iloc[1:] == 1).all() and df["dep"].iloc[0] == 0
+    assert tessera.trace_info(p)["dependent_records"] == len(df) - 1
     o = ["timing.kind=\"ooo\""]
     from_trace = tessera.simulate("sandy_bridge", trace=p, overrides=o)
     from_workload = tessera.simulate("sandy_bridge", workload="pointer-chase", params=params, seed=2, overrides=o)
