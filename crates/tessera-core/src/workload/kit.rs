@@ -105,25 +105,13 @@ pub fn fnv64(v: u64) -> u64 {
 /// Read `len` bytes from `addr`: one load per 64 bytes, `ins` instructions each.
 #[inline]
 pub fn load_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
-    let mut off = 0;
-    while off < len {
-        let n = CHUNK.min(len - off);
-        e.ins(ins);
-        e.load(addr + off, n as u8);
-        off += n;
-    }
+    load_range_on(e, addr, len, ins, Dep::NONE)
 }
 
 /// Write `len` bytes at `addr`: one store per 64 bytes, `ins` instructions each.
 #[inline]
 pub fn store_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
-    let mut off = 0;
-    while off < len {
-        let n = CHUNK.min(len - off);
-        e.ins(ins);
-        e.store(addr + off, n as u8);
-        off += n;
-    }
+    store_range_on(e, addr, len, ins, Dep::NONE)
 }
 
 /// [`load_range`] of a range whose address needs the value loaded by `on`
@@ -169,14 +157,7 @@ pub fn copy_range_on(e: &mut impl Emit, src: u64, dst: u64, len: u64, ins: u32, 
 /// `ins` instructions per pair.
 #[inline]
 pub fn copy_range(e: &mut impl Emit, src: u64, dst: u64, len: u64, ins: u32) {
-    let mut off = 0;
-    while off < len {
-        let n = CHUNK.min(len - off);
-        e.ins(ins);
-        e.load(src + off, n as u8);
-        e.store(dst + off, n as u8);
-        off += n;
-    }
+    copy_range_on(e, src, dst, len, ins, Dep::NONE, Dep::NONE)
 }
 
 /// Ask the kernel to back `v`'s buffer with transparent huge pages where it

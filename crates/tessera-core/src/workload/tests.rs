@@ -15,13 +15,7 @@ pub(crate) fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// Every record of a workload, run directly on this thread.
 pub(crate) fn emitted(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u64, AccessKind, u8)> {
-    let (info, p) = resolve(name, &params(kv), seed).unwrap();
-    let mut w = (info.build)(&p).unwrap();
-    let mut sink = VecSink::default();
-    let mut e = Emitter::new(&mut sink);
-    w.run(&mut e).unwrap();
-    e.finish();
-    sink.records
+    emitted_deps(name, kv, seed).0
 }
 
 /// Every record of a workload and its dependency distance (0: none), run
