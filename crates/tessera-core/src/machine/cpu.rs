@@ -137,9 +137,6 @@ pub struct CpuMachine {
     neighbours: Box<Neighbours>,
     /// Shadow TLB structures, if any are configured.
     shadows: Option<Box<Shadows>>,
-    /// Walks made and their cycles (the ooo model reads each access's as a difference).
-    walks: u64,
-    walk_cycles: u64,
     /// The out-of-order timing model, when `timing.kind = "ooo"` (and timing is on).
     ooo: Option<Box<Ooo>>,
 }
@@ -162,6 +159,11 @@ struct Ooo {
     rec_mask: u64,
     /// Whether the L1D exists (without it every access misses to memory).
     l1: bool,
+    /// Walks made and their cycles (each access's are read as a difference).
+    /// Kept here, not in the machine, so that the interval path's walks do
+    /// not count them.
+    walks: u64,
+    walk_cycles: u64,
     /// The model's time and ticks when measurement began.
     start: u64,
     base: OooTicks,
@@ -283,6 +285,8 @@ impl CpuMachine {
                 rec_ops: vec![0; ring].into_boxed_slice(),
                 rec_mask: ring as u64 - 1,
                 l1: l1.is_some(),
+                walks: 0,
+                walk_cycles: 0,
                 start: 0,
                 base: OooTicks::default(),
             })
@@ -301,8 +305,6 @@ impl CpuMachine {
             baseline: None,
             neighbours: Box::new(Neighbours::EMPTY),
             shadows,
-            walks: 0,
-            walk_cycles: 0,
             ooo,
         })
     }
@@ -581,16 +583,19 @@ impl CpuMachine {
     /// since the core's counters were `before` (translation stalls, walks,
     /// walk cycles).
     #[inline(always)]
-    fn translation_since(&self, before: (u64, u64, u64)) -> (u32, Option<u32>) {
+    fn translation_since(&mut self, before: (u64, u64, u64)) -> (u32, Option<u32>) {
         let total = self.core.translation_stall_cycles - before.0;
-        let walk = self.walk_cycles - before.2;
-        let walked = (self.walks != before.1).then_some(walk.min(u32::MAX as u64) as u32);
+        let o = self.ooo_state();
+        let walk = o.walk_cycles - before.2;
+        let walked = (o.walks != before.1).then_some(walk.min(u32::MAX as u64) as u32);
         ((total - walk).min(u32::MAX as u64) as u32, walked)
     }
 
     #[inline(always)]
-    fn translation_mark(&self) -> (u64, u64, u64) {
-        (self.core.translation_stall_cycles, self.walks, self.walk_cycles)
+    fn translation_mark(&mut self) -> (u64, u64, u64) {
+        let stall = self.core.translation_stall_cycles;
+        let o = self.ooo_state();
+        (stall, o.walks, o.walk_cycles)
     }
 
     /// A translated fetch ending a record of `gap` instructions, under ooo.
@@ -758,8 +763,11 @@ impl CpuMachine {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
-        self.walks += 1;
-        self.walk_cycles += cycles;
+        if let Some(o) = self.ooo.as_deref_mut() {
+            // Only the ooo model reads these (as differences, `translation_since`).
+            o.walks += 1;
+            o.walk_cycles += cycles;
+        }
         if self.mmu.neighbours_wanted() | self.mmu.gt_neighbours_wanted() == 0 {
             // Most machines: no structure takes neighbours, one test here.
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
