@@ -220,7 +220,8 @@ def simulate(
     ``params``, e.g. ``workload="gups", params={"table": "4GiB"}``), or
     ``accesses``: the accesses themselves, in memory (a pandas DataFrame or a
     mapping of columns ``vaddr``, ``ins_gap``, ``asid``, ``kind``, ``size``
-    to arrays, as :func:`read_trace` returns; see :mod:`tessera.memory`).
+    and optionally ``dep`` to arrays, as :func:`read_trace` returns; see
+    :mod:`tessera.memory`).
 
     For a ChampSim trace, ``champsim_ifetch=True`` adds an instruction fetch
     per instruction (default off) and ``champsim_access_size`` sets the size

@@ -724,6 +724,8 @@ def cmd_trace(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         if "footprint_bytes" in info:
             info["footprint"] = api.format_size(info.pop("footprint_bytes"))
+        if "dependent_records" in info and info["dependent_records"] is None:
+            info["dependent_records"] = "none carried (the format has no dependencies)"
         order = ["format", "records", "instructions", "loads", "stores", "ifetches", "asids", "pages_4k", "regions_2m"]
         info = {k: info[k] for k in order if k in info} | {k: v for k, v in info.items() if k not in order}
         out.print(summary.key_value_table(info, title=args.file))

@@ -125,6 +125,11 @@ class Result:
       (deterministic, see ``docs/stats.md``); empty for results saved before
       it was measured. Kept apart from ``counters`` so that comparing two
       machines never compares their host memory.
+    - ``timing_dependencies``: under the out-of-order timing model
+      (``timing.kind = "ooo"``), where its loads' dependencies came from:
+      ``"from the stream"``, or ``"assumed: each load depends on the previous
+      one with probability p"`` for a source that carries none (Lackey, QEMU,
+      synthetic); ``None`` when no out-of-order model ran.
     - ``warnings``: what the run could not exercise although the machine
       asks for it (:func:`tessera.run_warnings.run_warnings`, computed from
       ``config`` and ``counters``), e.g. a sampled scan whose period is
@@ -132,7 +137,7 @@ class Result:
     """
 
     __slots__ = ("counters", "derived", "config_toml", "source", "source_id", "seed", "version", "phases", "host",
-                 "_config", "_warnings")
+                 "timing_dependencies", "_config", "_warnings")
 
     def __init__(
         self,
@@ -146,6 +151,7 @@ class Result:
         phases: Optional[Mapping[str, Mapping[str, int]]] = None,
         source_id: Optional[str] = None,
         host: Optional[Mapping[str, int]] = None,
+        timing_dependencies: Optional[str] = None,
     ) -> None:
         self.counters: dict[str, int] = {k: int(counters[k]) for k in sorted(counters) if not k.startswith(HOST_PREFIX)}
         self.host: dict[str, int] = {k[len(HOST_PREFIX):]: int(v) for k, v in sorted(counters.items()) if k.startswith(HOST_PREFIX)}
@@ -159,6 +165,7 @@ class Result:
         self.source_id = source_id
         self.seed = int(seed)
         self.version = version
+        self.timing_dependencies = timing_dependencies
         self._config: Optional[dict[str, Any]] = None
         self._warnings: Optional[list[str]] = None
 
@@ -173,6 +180,7 @@ class Result:
             version=raw["version"],
             phases=raw["phases"],
             source_id=source_id,
+            timing_dependencies=raw.get("timing_dependencies"),
         )
 
     # ----------------------------------------------------------------- views
@@ -234,6 +242,8 @@ class Result:
             out["source_id"] = self.source_id
         if self.host:
             out["host"] = dict(self.host)
+        if self.timing_dependencies is not None:
+            out["timing_dependencies"] = self.timing_dependencies
         if self.warnings:
             out["warnings"] = self.warnings
         return out
@@ -249,6 +259,8 @@ class Result:
         row: dict[str, Any] = {"seed": self.seed, "source": self.source}
         if self.source_id is not None:
             row["source_id"] = self.source_id
+        if self.timing_dependencies is not None:
+            row["timing_dependencies"] = self.timing_dependencies
         row.update(phase_columns(self.phases))
         row.update(self.stats)
         row.update({HOST_PREFIX + k: v for k, v in self.host.items()})
@@ -341,6 +353,7 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
         phases=data.get("phases"),
         source_id=data.get("source_id"),
         host=data.get("host"),
+        timing_dependencies=data.get("timing_dependencies"),
     )
 
 

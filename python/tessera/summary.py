@@ -149,6 +149,9 @@ def summary_tables(result: Result) -> list[Any]:
     run.add("  instruction fetches", "core.ifetches", skip_zero=True)
     run.add("  page-crossing accesses", "core.page_crossings", skip_zero=True)
     if timed:
+        run.add_value("timing model", str(result.config.get("timing", {}).get("kind", "interval")))
+        if result.timing_dependencies is not None:
+            run.add_value("  load dependencies", result.timing_dependencies)
         run.add("cycles", "core.cycles")
         run.add("IPC", "core.ipc")
     tables.append(run.done())

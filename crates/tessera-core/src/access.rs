@@ -6,6 +6,13 @@
 //! record with gap 1 and the data accesses of that instruction follow with gap 0.
 //! Synthetic streams without fetches put their instruction count on the data
 //! records. Total instructions = sum of gaps.
+//!
+//! Dependencies: a batch may carry a `dep` column, the distance back in
+//! records (of the whole stream, across batches) to the load whose value
+//! this access's address needs: 1 is the record just before, 0 none. An
+//! empty column means no record of the batch has one, so sources without
+//! dependencies (Lackey, QEMU, synthetic patterns) pay nothing for it. Only
+//! the out-of-order timing model reads it (`timing.kind = "ooo"`).
 
 use crate::addr::Asid;
 
@@ -38,6 +45,8 @@ pub struct AccessBatch {
     pub kind: Vec<AccessKind>,
     pub size: Vec<u8>,
     pub asid: Vec<Asid>,
+    /// Empty, or one entry per record (see the module doc).
+    pub dep: Vec<u32>,
 }
 
 impl AccessBatch {
@@ -48,6 +57,7 @@ impl AccessBatch {
             kind: Vec::with_capacity(n),
             size: Vec::with_capacity(n),
             asid: Vec::with_capacity(n),
+            dep: Vec::new(),
         }
     }
     #[inline]
@@ -57,6 +67,29 @@ impl AccessBatch {
         self.kind.push(kind);
         self.size.push(size);
         self.asid.push(asid);
+        if !self.dep.is_empty() {
+            self.dep.push(0);
+        }
+    }
+    /// [`Self::push`] with a dependency distance (0: none).
+    pub fn push_dep(&mut self, ins_gap: u32, vaddr: u64, kind: AccessKind, size: u8, asid: Asid, dep: u32) {
+        if dep != 0 && self.dep.is_empty() {
+            self.dep.resize(self.len(), 0);
+        }
+        self.push(ins_gap, vaddr, kind, size, asid);
+        if let Some(last) = self.dep.last_mut() {
+            *last = dep;
+        }
+    }
+    /// Whether any record of the batch carries a dependency column.
+    #[inline]
+    pub fn has_deps(&self) -> bool {
+        !self.dep.is_empty()
+    }
+    /// Record `i`'s dependency distance (0: none).
+    #[inline]
+    pub fn dep_of(&self, i: usize) -> u32 {
+        self.dep.get(i).copied().unwrap_or(0)
     }
     pub fn clear(&mut self) {
         self.ins_gap.clear();
@@ -64,6 +97,7 @@ impl AccessBatch {
         self.kind.clear();
         self.size.clear();
         self.asid.clear();
+        self.dep.clear();
     }
     #[inline]
     pub fn len(&self) -> usize {
@@ -77,7 +111,10 @@ impl AccessBatch {
         self.vaddr.extend_from_slice(&from.vaddr[range.clone()]);
         self.kind.extend_from_slice(&from.kind[range.clone()]);
         self.size.extend_from_slice(&from.size[range.clone()]);
-        self.asid.extend_from_slice(&from.asid[range]);
+        self.asid.extend_from_slice(&from.asid[range.clone()]);
+        if from.has_deps() {
+            self.dep.extend_from_slice(&from.dep[range]);
+        }
     }
     #[inline]
     pub fn is_empty(&self) -> bool {

@@ -94,6 +94,9 @@ pub struct RunOutput {
     pub stats: Stats,
     pub warmup: Phase,
     pub measured: Phase,
+    /// Where the out-of-order timing's dependencies came from (`None`: no
+    /// ooo model ran), as [`Machine::source_dependencies`] states it.
+    pub dependencies: Option<String>,
 }
 
 /// [`simulate`] with a warm-up: the machine runs the first part of the
@@ -109,6 +112,7 @@ pub fn simulate_warm(
 ) -> Result<RunOutput> {
     let memory = RunMemory::begin();
     let mut m = Machine::build(spec, seed)?;
+    let dependencies = m.source_dependencies(source.carries_dependencies(), &source.describe())?;
     let mut part = AccessBatch::with_capacity(BATCH_LEN);
     let mut warm = Phase::default();
     let mut warming = warmup != Warmup::None;
@@ -163,7 +167,7 @@ pub fn simulate_warm(
         stats = with_peak_heap(stats, bytes);
     }
     let measured = Phase { records: stats.get("core.records"), instructions: stats.get("core.instructions") };
-    Ok(RunOutput { stats, warmup: warm, measured })
+    Ok(RunOutput { stats, warmup: warm, measured, dependencies })
 }
 
 /// `stats` with the gauge `host.peak_heap_bytes` (see [`crate::host_memory`]).
@@ -181,6 +185,7 @@ pub const PEAK_HEAP_DESC: &str =
 /// Feed every batch of `source` into `m`.
 pub fn feed_all(m: &mut Machine, source: &mut dyn AccessSource, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<u64> {
     let mut records = 0u64;
+    m.source_dependencies(source.carries_dependencies(), &source.describe())?;
     drive(source, progress, |batch| {
         records += batch.len() as u64;
         m.feed(batch)

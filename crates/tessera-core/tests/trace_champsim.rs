@@ -321,4 +321,50 @@ mod trace_champsim {
         let e = read_opts(&p, 8, opts).unwrap_err();
         assert!(e.to_string().contains("champsim.access_size"), "{e}");
     }
+
+    /// One instruction with registers: (dst regs, src regs, load address, store address).
+    fn with_regs(dst: [u8; 2], src: [u8; 4], load: u64, store: u64) -> [u8; 64] {
+        let mut r = [0u8; 64];
+        r[0..8].copy_from_slice(&0x401000u64.to_le_bytes());
+        r[10..12].copy_from_slice(&dst);
+        r[12..16].copy_from_slice(&src);
+        r[16..24].copy_from_slice(&store.to_le_bytes());
+        r[32..40].copy_from_slice(&load.to_le_bytes());
+        r
+    }
+
+    /// Dependencies follow loaded values through registers, by the rules of
+    /// the reader's module doc.
+    #[test]
+    fn register_dataflow_gives_load_dependencies() {
+        let (rax, rbx, rcx, rdx, rsi, rdi, r8, r9) = (10, 11, 12, 13, 14, 15, 16, 17);
+        let (sp, flags, ip) = (6, 25, 26);
+        let instrs = [
+            with_regs([rax, 0], [rbx, 0, 0, 0], A, 0),                   // 0 mov rax, [rbx]
+            with_regs([rax, 0], [rax, 0, 0, 0], A + 0x100, 0),           // 1 mov rax, [rax]: on 0
+            with_regs([rcx, flags], [rcx, rdx, 0, 0], A + 0x200, 0),     // 2 add rcx, [rdx]
+            with_regs([rcx, flags], [rcx, rax, 0, 0], A + 0x300, 0),     // 3 add rcx, [rax]: on 1, not on 2
+            with_regs([rsi, sp], [sp, 0, 0, 0], A + 0x400, 0),           // 4 pop rsi
+            with_regs([rdi, 0], [sp, 0, 0, 0], A + 0x408, 0),            // 5 mov rdi, [rsp+8]: sp is not the pop's value
+            with_regs([r8, 0], [rsi, 0, 0, 0], 0, 0),                    // 6 lea r8, [rsi+8]: no access
+            with_regs([r9, 0], [r8, 0, 0, 0], A + 0x500, 0),             // 7 mov r9, [r8]: on 4, through r8
+            with_regs([ip, 0], [rax, 0, 0, 0], A + 0x600, 0),            // 8 jmp [rax]: on 1
+            with_regs([rdx, 0], [ip, 0, 0, 0], A + 0x700, 0),            // 9 mov rdx, [rip+x]: not on 8
+            with_regs([0, 0], [r9, rdi, 0, 0], 0, A + 0x800),            // 10 mov [r9], rdi: on 7 (the latest source, data included)
+        ];
+        let raw: Vec<u8> = instrs.concat();
+        let dir = TempDir::new("champsim-deps");
+        let p = write(&dir, "deps.champsim.xz", &xz(&raw));
+        for cap in [3, 4096] {
+            let mut src = trace::open_with(&p, &TraceOptions::default()).unwrap();
+            assert!(src.carries_dependencies());
+            // Records: one per instruction but 6, so instruction k ≥ 7 is record k − 1.
+            assert_eq!(drain_deps(src.as_mut(), cap).unwrap(), vec![0, 1, 0, 2, 0, 0, 2, 6, 0, 3], "capacity {cap}");
+        }
+        // With fetches each instruction adds a record before its accesses.
+        let o = TraceOptions { champsim: ChampsimOptions { ifetch: true, ..Default::default() } };
+        let mut src = trace::open_with(&p, &o).unwrap();
+        let deps = drain_deps(src.as_mut(), 4096).unwrap();
+        assert_eq!(deps, vec![0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 5, 0, 13, 0, 0, 0, 6]);
+    }
 }

@@ -268,13 +268,13 @@ mod trace_native {
     fn unsupported_version_names_the_supported_ones() {
         let dir = TempDir::new("native-version");
         let (mut bytes, _) = small_file(&dir);
-        bytes[8] = 2;
+        bytes[8] = 3;
         let p = dir.path("v.tess");
         std::fs::write(&p, &bytes).unwrap();
         let (_, loc, msg) = read_err(&p);
         assert_eq!(loc, Location::Offset(8));
         assert!(
-            msg.contains("version 2") && msg.contains("reads version 1"),
+            msg.contains("version 3") && msg.contains("reads version 1, 2"),
             "{msg}"
         );
     }
@@ -307,11 +307,15 @@ mod trace_native {
     /// Build a file byte by byte from docs/trace-format.md, independently of
     /// the writer.
     fn hand_built(records: &[[u8; 16]], totals: (u64, u64)) -> Vec<u8> {
+        hand_built_as(1, 0, &records.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), totals)
+    }
+
+    fn hand_built_as(version: u16, flags: u16, records: &[Vec<u8>], totals: (u64, u64)) -> Vec<u8> {
         let meta = br#"{"by":"hand"}"#;
         let mut f = Vec::new();
         f.extend_from_slice(&[0x89, b'T', b'E', b'S', b'S', b'\r', b'\n', 0x1a]);
-        f.extend_from_slice(&1u16.to_le_bytes());
-        f.extend_from_slice(&0u16.to_le_bytes());
+        f.extend_from_slice(&version.to_le_bytes());
+        f.extend_from_slice(&flags.to_le_bytes());
         f.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         f.extend_from_slice(meta);
         let raw: Vec<u8> = records.concat();
@@ -387,7 +391,83 @@ mod trace_native {
             [0x89, 0x54, 0x45, 0x53, 0x53, 0x0d, 0x0a, 0x1a]
         );
         assert_eq!(&native::END_MAGIC, b"TESS-END");
-        assert_eq!(native::VERSION, 1);
+        assert_eq!(native::VERSION, 2);
+        assert_eq!(native::SUPPORTED_VERSIONS, &[1, 2]);
+        assert_eq!(native::FLAG_DEPS, 1);
+        assert_eq!(native::DEP_RECORD_LEN, 20);
         assert_eq!(native::BLOCK_RECORDS, 65536);
+    }
+
+    /// A record of version 2 with dependencies: the 16 bytes and a u32 distance.
+    fn dep_rec(vaddr: u64, gap: u32, kind: u8, dep: u32) -> Vec<u8> {
+        let mut r = rec(vaddr, gap, 0, kind, 8).to_vec();
+        r.extend_from_slice(&dep.to_le_bytes());
+        r
+    }
+
+    #[test]
+    fn dependencies_round_trip_in_version_2_and_a_trace_without_stays_version_1() {
+        let dir = TempDir::new("native-deps");
+        let recs = random_records(100_000, 5);
+        let mut b = batch_of(&recs);
+        b.dep = (0..recs.len() as u32).map(|i| if i % 5 == 0 { 0 } else { i.min(1 + i % 4) }).collect();
+        let p = dir.path("d.tess");
+        let opts = native::WriterOptions { dependencies: true, ..Default::default() };
+        let mut w = NativeWriter::create_with(&p, json!({}), opts).unwrap();
+        for r in [0..1, 1..40_000, 40_000..100_000] {
+            let mut part = AccessBatch::default();
+            part.copy_range(&b, r);
+            w.write_batch(&part).unwrap();
+        }
+        w.finish().unwrap();
+        for cap in [7, 8192] {
+            let mut r = NativeReader::open(&p).unwrap();
+            assert_eq!((r.version(), r.has_dependencies(), r.carries_dependencies()), (2, true, true));
+            assert_eq!(drain_deps(&mut r, cap).unwrap(), b.dep, "capacity {cap}");
+            assert_eq!(read_path(&p, cap).unwrap(), recs);
+        }
+        // Hand-built from the spec: version 2, flag DEPS, 20-byte records.
+        let h = dir.path("h.tess");
+        std::fs::write(&h, hand_built_as(2, 1, &[dep_rec(0x1000, 1, 0, 0), dep_rec(0x2000, 1, 0, 1)], (2, 2))).unwrap();
+        assert_eq!(drain_deps(&mut NativeReader::open(&h).unwrap(), 8).unwrap(), vec![0, 1]);
+        // Without dependencies the writer writes what version 1 always was.
+        let v1 = dir.path("v1.tess");
+        write(&v1, &recs, 8192, json!({}));
+        let r = NativeReader::open(&v1).unwrap();
+        assert_eq!((r.version(), r.has_dependencies(), r.carries_dependencies()), (1, false, false));
+        // A trace with dependencies converts to native with them.
+        let c = dir.path("c.tess");
+        trace::convert(&p, &c, Format::Native).unwrap();
+        assert_eq!(drain_deps(&mut NativeReader::open(&c).unwrap(), 8192).unwrap(), b.dep);
+    }
+
+    #[test]
+    fn a_dependency_before_the_first_record_is_an_error_naming_the_block() {
+        let dir = TempDir::new("native-dep-err");
+        let p = dir.path("e.tess");
+        std::fs::write(&p, hand_built_as(2, 1, &[dep_rec(0x1000, 1, 0, 0), dep_rec(0x2000, 1, 0, 2)], (2, 2))).unwrap();
+        let (_, loc, msg) = read_err(&p);
+        assert_eq!(loc, Location::Offset(16 + 13));
+        assert!(msg.contains("record 1") && msg.contains("before the trace's first record"), "{msg}");
+        // Flag DEPS is version 2's: version 1 defines no flags.
+        std::fs::write(&p, hand_built_as(1, 1, &[dep_rec(0x1000, 1, 0, 0)], (1, 1))).unwrap();
+        let (_, loc, msg) = read_err(&p);
+        assert_eq!(loc, Location::Offset(10));
+        assert!(msg.contains("version 1 defines none"), "{msg}");
+        std::fs::write(&p, hand_built_as(2, 2, &[dep_rec(0x1000, 1, 0, 0)], (1, 1))).unwrap();
+        let (_, _, msg) = read_err(&p);
+        assert!(msg.contains("unsupported flags 0x0002"), "{msg}");
+        // The writer refuses the same, and a dependency a version 1 file cannot hold.
+        let mut b = batch_of(&random_records(10, 1));
+        b.dep = vec![0; 10];
+        b.dep[3] = 4;
+        let opts = native::WriterOptions { dependencies: true, ..Default::default() };
+        let mut w = NativeWriter::create_with(&dir.path("w.tess"), json!({}), opts).unwrap();
+        let e = w.write_batch(&b).unwrap_err().to_string();
+        assert!(e.contains("record 3") && e.contains("before the trace's first record"), "{e}");
+        let mut w = NativeWriter::create(&dir.path("w1.tess"), json!({})).unwrap();
+        b.dep[3] = 1;
+        let e = w.write_batch(&b).unwrap_err().to_string();
+        assert!(e.contains("record 3") && e.contains("version 1"), "{e}");
     }
 }

@@ -63,3 +63,41 @@ fn every_workload_records_and_replays_identically() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every workload's dependencies (the batches' `dep` column) point back at a
+/// load inside its stream; the workloads whose addresses come from loaded
+/// values carry some, the others none. Prints each share of loads with a
+/// dependency (`--nocapture`).
+#[test]
+fn dependencies_point_at_loads_and_only_where_modelled() {
+    use tessera_core::access::{AccessBatch, AccessKind, BATCH_LEN};
+    use tessera_core::stream::AccessSource;
+    for w in WORKLOADS {
+        let mut src = WorkloadSource::start(w.name, &small(w.name), 3).unwrap();
+        let mut b = AccessBatch::with_capacity(BATCH_LEN);
+        let mut kinds: Vec<AccessKind> = Vec::new();
+        let (mut loads, mut dependent) = (0u64, 0u64);
+        while src.next_batch(&mut b).unwrap() {
+            for i in 0..b.len() {
+                let d = b.dep_of(i) as usize;
+                let at = kinds.len();
+                if d != 0 {
+                    assert!(d <= at, "{}: record {at} depends on {d} back, before the start", w.name);
+                    assert_eq!(kinds[at - d], AccessKind::Load, "{}: record {at}'s producer is not a load", w.name);
+                }
+                if b.kind[i] == AccessKind::Load {
+                    loads += 1;
+                    dependent += (d != 0) as u64;
+                }
+                kinds.push(b.kind[i]);
+            }
+        }
+        let share = dependent as f64 / loads.max(1) as f64;
+        println!("{:16} {:>8} accesses, {:>5.1} % of loads with a dependency", w.name, kinds.len(), 100.0 * share);
+        if matches!(w.name, "gups" | "sequential" | "strided" | "uniform" | "dict") {
+            assert_eq!(dependent, 0, "{}", w.name);
+        } else {
+            assert!(dependent > 0, "{}", w.name);
+        }
+    }
+}

@@ -34,9 +34,10 @@ pub fn config_source(kind: &str, value: String) -> PyResult<ConfigSource> {
 /// Parameters of a built-in synthetic stream: (pattern, accesses, footprint bytes).
 pub type SyntheticArgs = (String, u64, u64);
 
-/// An access stream in memory: (name, vaddr, ins_gap, asid, kind, size), each
-/// column as the little-endian bytes of its values (u64, u32, u16, u8, u8).
-pub type MemoryArgs = (String, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+/// An access stream in memory: (name, vaddr, ins_gap, asid, kind, size, dep),
+/// each column as the little-endian bytes of its values (u64, u32, u16, u8,
+/// u8, u32); `dep` empty when the stream has no dependencies.
+pub type MemoryArgs = (String, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
 
 fn le_column<const N: usize, T>(name: &str, bytes: &[u8], from: fn([u8; N]) -> T) -> PyResult<Vec<T>> {
     if !bytes.len().is_multiple_of(N) {
@@ -46,13 +47,14 @@ fn le_column<const N: usize, T>(name: &str, bytes: &[u8], from: fn([u8; N]) -> T
 }
 
 /// [`MemoryArgs`] → the core's columns.
-pub fn memory_columns((_, vaddr, ins_gap, asid, kind, size): &MemoryArgs) -> PyResult<Columns> {
+pub fn memory_columns((_, vaddr, ins_gap, asid, kind, size, dep): &MemoryArgs) -> PyResult<Columns> {
     Ok(Columns {
         vaddr: le_column("vaddr", vaddr, u64::from_le_bytes)?,
         ins_gap: le_column("ins_gap", ins_gap, u32::from_le_bytes)?,
         asid: le_column("asid", asid, u16::from_le_bytes)?,
         kind: kind.clone(),
         size: size.clone(),
+        dep: le_column("dep", dep, u32::from_le_bytes)?,
     })
 }
 

@@ -150,6 +150,9 @@ fn read_trace(
     out.set_item("asid", bytes(c.asid.iter().flat_map(|x| x.to_le_bytes()).collect()))?;
     out.set_item("kind", bytes(c.kind))?;
     out.set_item("size", bytes(c.size))?;
+    if !c.dep.is_empty() {
+        out.set_item("dep", bytes(c.dep.iter().flat_map(|x| x.to_le_bytes()).collect()))?;
+    }
     Ok(out)
 }
 

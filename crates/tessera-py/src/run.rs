@@ -72,6 +72,7 @@ pub fn simulate<'py>(
     out.set_item("phases", phases)?;
     out.set_item("config_toml", spec.to_toml())?;
     out.set_item("source", description)?;
+    out.set_item("timing_dependencies", run.dependencies)?;
     out.set_item("seed", seed)?;
     out.set_item("version", tessera_core::VERSION)?;
     Ok(out)

@@ -727,6 +727,13 @@ fn check_timing_kind(t: &mut spec::TimingSpec) -> Result<()> {
     if !(0.0..=1.0).contains(&o.dependency_fraction) {
         return Err(Error::config("timing.ooo.dependency_fraction", format!("must be a probability from 0 to 1, not {}", o.dependency_fraction)));
     }
+    if !crate::timing::ooo::DEPENDENCIES.contains(&o.dependencies.as_str()) {
+        return Err(Error::config_allowed(
+            "timing.ooo.dependencies",
+            format!("unknown source of dependencies \"{}\"", o.dependencies),
+            &crate::timing::ooo::DEPENDENCIES,
+        ));
+    }
     // An interval run does not use the table (a preset may still set it for
     // `--set timing.kind=ooo`): the resolved spec holds the default, as its
     // written form leaves the table out.

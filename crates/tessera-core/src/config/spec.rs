@@ -590,6 +590,15 @@ pub struct OooSpec {
     /// dependencies; drawn from the run's seeded generator).
     #[serde(default)]
     pub dependency_fraction: f64,
+    /// Where loads' dependencies come from: `auto` (the stream's when its
+    /// source carries them, else `dependency_fraction`), `stream` (the
+    /// stream's; an error for a source without them), `fraction` (drawn,
+    /// even for a source that carries its own).
+    #[serde(default = "d_dependencies")]
+    pub dependencies: String,
+}
+fn d_dependencies() -> String {
+    "auto".into()
 }
 fn d_window() -> u32 {
     128
@@ -617,6 +626,7 @@ impl Default for OooSpec {
             walkers: d_walkers(),
             walk_at_retire: false,
             dependency_fraction: 0.0,
+            dependencies: d_dependencies(),
         }
     }
 }

@@ -32,9 +32,19 @@
 //! The model's stalls and cycles replace the interval ones in the stats.
 //! Runs of repeats are not counted in bulk under ooo: every access is fed.
 //!
-//! Dependencies: traces carry none, so each load depends on the previous
+//! Dependencies (`timing.ooo.dependencies`): a stream may carry them (the
+//! batch's `dep` column, see [`crate::access`]): built-in workloads, ChampSim
+//! traces, native traces written with them. For a stream without them
+//! (Lackey, QEMU, synthetic patterns), each load depends on the previous
 //! load with probability `timing.ooo.dependency_fraction` (default 0:
 //! independent), drawn from the run's seeded generator (`timing.ooo`).
+//! `auto` takes the stream's when the source carries them
+//! ([`CpuMachine::source_dependencies`]; a machine not told decides per
+//! batch), `stream` requires them, `fraction` draws even when the stream has
+//! its own. A record's dependency, a distance back in records, becomes one in
+//! memory ops through a ring of the last records' ops: a dependency farther
+//! back than the ring, or on a record that is not a load, is dropped (the
+//! model drops one farther back than its own op horizon anyway).
 
 use crate::access::{AccessBatch, AccessKind};
 use crate::addr::{Asid, PageSize};
@@ -143,6 +153,13 @@ struct Ooo {
     /// Memory ops fed, and the index of the previous load's last one (+1; 0: none yet).
     ops: u64,
     last_load: u64,
+    /// Where dependencies come from.
+    deps: DepSource,
+    /// Records fed, and each recent record's last op (+1) when it was a load
+    /// (0 otherwise), by `record & rec_mask`.
+    records: u64,
+    rec_ops: Box<[u64]>,
+    rec_mask: u64,
     /// Whether the L1D exists (without it every access misses to memory).
     l1: bool,
     /// The model's time and ticks when measurement began.
@@ -150,7 +167,40 @@ struct Ooo {
     base: OooTicks,
 }
 
+/// Where the ooo model's dependencies come from (`timing.ooo.dependencies`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DepSource {
+    /// The stream's `dep` column.
+    Stream,
+    /// Drawn with `dependency_fraction`.
+    Fraction,
+    /// `auto` before the source is known: each batch's column when it has one.
+    PerBatch,
+}
+
 impl Ooo {
+    /// A stream dependency `d` records back, as a distance back in memory ops
+    /// from the next op (0: none, or dropped; see the module doc).
+    #[inline]
+    fn stream_dep(&self, d: u32) -> u32 {
+        let d = d as u64;
+        if d == 0 || d > self.records || d > self.rec_mask {
+            return 0;
+        }
+        let producer = self.rec_ops[((self.records - d) & self.rec_mask) as usize];
+        if producer == 0 {
+            return 0;
+        }
+        (self.ops + 1 - producer).min(u32::MAX as u64) as u32
+    }
+
+    /// Note the record just fed: its last op when it was a load.
+    #[inline]
+    fn record_done(&mut self, load: bool) {
+        self.rec_ops[(self.records & self.rec_mask) as usize] = if load { self.ops } else { 0 };
+        self.records += 1;
+    }
+
     /// The dependency of the next load, as a distance back in memory ops.
     #[inline]
     fn load_dep(&mut self) -> u32 {
@@ -216,12 +266,22 @@ impl CpuMachine {
         let timing = IntervalModel::new(&spec.timing, l1);
         let shadows = Shadows::build(&spec.mmu.shadow, seed)?;
         let ooo = (spec.timing.enabled && spec.timing.kind == "ooo").then(|| {
+            let params = OooParams::new(&spec.timing, l1);
+            let ring = params.op_horizon();
             Box::new(Ooo {
-                model: OooModel::new(OooParams::new(&spec.timing, l1)),
+                model: OooModel::new(params),
                 rng: crate::rng::component_rng(seed, "timing.ooo"),
                 dep_fraction: spec.timing.ooo.dependency_fraction,
                 ops: 0,
                 last_load: 0,
+                deps: match spec.timing.ooo.dependencies.as_str() {
+                    "stream" => DepSource::Stream,
+                    "fraction" => DepSource::Fraction,
+                    _ => DepSource::PerBatch,
+                },
+                records: 0,
+                rec_ops: vec![0; ring].into_boxed_slice(),
+                rec_mask: ring as u64 - 1,
                 l1: l1.is_some(),
                 start: 0,
                 base: OooTicks::default(),
@@ -265,6 +325,32 @@ impl CpuMachine {
 
     pub fn spec(&self) -> &Spec {
         &self.spec
+    }
+
+    /// Tell the machine whether its source carries dependencies (`carried`),
+    /// which settles `timing.ooo.dependencies = "auto"`; `"stream"` without
+    /// them is an error naming `described`, the source. Returns what the
+    /// run's timing assumes, for its results: `None` when no ooo model runs.
+    pub fn source_dependencies(&mut self, carried: bool, described: &str) -> Result<Option<String>> {
+        let Some(o) = self.ooo.as_deref_mut() else {
+            return Ok(None);
+        };
+        let mode = self.spec.timing.ooo.dependencies.as_str();
+        o.deps = match (mode, carried) {
+            ("fraction", _) | ("auto", false) => DepSource::Fraction,
+            ("stream", false) => {
+                return Err(crate::error::Error::config_allowed(
+                    "timing.ooo.dependencies",
+                    format!("\"stream\" needs a source that carries dependencies, and {described} carries none"),
+                    &crate::timing::ooo::DEPENDENCIES,
+                ))
+            }
+            _ => DepSource::Stream,
+        };
+        Ok(Some(match o.deps {
+            DepSource::Fraction => format!("assumed: each load depends on the previous one with probability {}", o.dep_fraction),
+            _ => "from the stream".to_string(),
+        }))
     }
 
     /// The same machine simulating every access one by one (for tests of
@@ -335,6 +421,14 @@ impl CpuMachine {
         // Slices of exactly `n` let the compiler drop the bounds checks in the loop.
         let (vaddrs, asids, kinds) = (&batch.vaddr[..n], &batch.asid[..n], &batch.kind[..n]);
         let (gaps, sizes) = (&batch.ins_gap[..n], &batch.size[..n]);
+        // Under ooo: whether this batch's dependencies are its column's.
+        let stream_deps = OOO
+            && match self.ooo_state().deps {
+                DepSource::Stream => true,
+                DepSource::Fraction => false,
+                DepSource::PerBatch => batch.has_deps(),
+            };
+        let deps: &[u32] = if stream_deps && batch.has_deps() { &batch.dep[..n] } else { &[] };
         let mut i = 0;
         while i < n {
             // Without data caches a data access that repeats the memoised
@@ -387,6 +481,7 @@ impl CpuMachine {
                             if crosses {
                                 self.timed_fetch::<SHADOWS>(last & !0xfff, asid, 0)?;
                             }
+                            self.ooo_state().record_done(false);
                         } else {
                             self.translate::<SHADOWS>(va, asid, false, true)?;
                             if crosses {
@@ -394,7 +489,9 @@ impl CpuMachine {
                             }
                         }
                     } else if OOO {
-                        self.ooo_model().advance(gaps[i] as u64);
+                        let o = self.ooo_state();
+                        o.model.advance(gaps[i] as u64);
+                        o.record_done(false);
                     }
                 }
                 AccessKind::Load | AccessKind::Store => {
@@ -405,15 +502,23 @@ impl CpuMachine {
                         self.core.loads += 1;
                     }
                     if OOO {
-                        let dep = if write { 0 } else { self.ooo_state().load_dep() };
+                        let o = self.ooo_state();
+                        let dep = if stream_deps {
+                            o.stream_dep(deps.get(i).copied().unwrap_or(0))
+                        } else if write {
+                            0
+                        } else {
+                            o.load_dep()
+                        };
                         self.timed_access::<SHADOWS>(va, asid, write, gaps[i], dep)?;
                         if crosses {
                             self.timed_access::<SHADOWS>(last & !0xfff, asid, write, 0, 0)?;
                         }
+                        let o = self.ooo_state();
                         if !write {
-                            let o = self.ooo_state();
                             o.last_load = o.ops;
                         }
+                        o.record_done(!write);
                     } else {
                         self.data_access::<SHADOWS>(va, asid, write)?;
                         if crosses {

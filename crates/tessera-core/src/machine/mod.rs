@@ -59,6 +59,13 @@ impl Machine {
         }
     }
 
+    /// Whether the source carries dependencies (see [`CpuMachine::source_dependencies`]).
+    pub fn source_dependencies(&mut self, carried: bool, described: &str) -> Result<Option<String>> {
+        match self {
+            Machine::Cpu(m) => m.source_dependencies(carried, described),
+        }
+    }
+
     /// End the warm-up (see [`CpuMachine::begin_measurement`]).
     pub fn begin_measurement(&mut self) {
         match self {

@@ -2,7 +2,7 @@
 //! NumPy array or a pandas frame through the Python API, a test's vectors).
 //!
 //! The columns are the batch's own (`vaddr`, `ins_gap`, `asid`, `kind`,
-//! `size`), checked once when the stream is made, so a run from memory
+//! `size`, and optionally `dep`), checked once when the stream is made, so a run from memory
 //! simulates exactly what a native trace of the same records would, without
 //! decoding a file.
 
@@ -21,6 +21,8 @@ pub struct Columns {
     /// Access kinds as their byte values (0 load, 1 store, 2 instruction fetch).
     pub kind: Vec<u8>,
     pub size: Vec<u8>,
+    /// Dependency distances in records (0: none), or empty when the stream has none.
+    pub dep: Vec<u32>,
 }
 
 /// A stream over [`Columns`].
@@ -31,6 +33,7 @@ pub struct MemoryStream {
     asid: Vec<Asid>,
     kind: Vec<AccessKind>,
     size: Vec<u8>,
+    dep: Vec<u32>,
     next: usize,
     name: String,
 }
@@ -49,6 +52,20 @@ impl MemoryStream {
                 ));
             }
         }
+        if !c.dep.is_empty() && c.dep.len() != n {
+            return Err(Error::config_allowed(
+                "accesses.dep",
+                format!("has {} values but vaddr has {n}", c.dep.len()),
+                &["one value per access, as many as vaddr", "none (no dependencies)"],
+            ));
+        }
+        if let Some(i) = c.dep.iter().enumerate().position(|(i, &d)| d as usize > i) {
+            return Err(Error::config_allowed(
+                "accesses.dep",
+                format!("access {i} depends on the access {} before it, before the stream's start", c.dep[i]),
+                &["0 (no dependency)", "a distance back of at most the access's index"],
+            ));
+        }
         let mut kind = Vec::with_capacity(n);
         for (i, &k) in c.kind.iter().enumerate() {
             match AccessKind::from_u8(k) {
@@ -62,7 +79,7 @@ impl MemoryStream {
                 }
             }
         }
-        Ok(MemoryStream { vaddr: c.vaddr, ins_gap: c.ins_gap, asid: c.asid, kind, size: c.size, next: 0, name: name.to_string() })
+        Ok(MemoryStream { vaddr: c.vaddr, ins_gap: c.ins_gap, asid: c.asid, kind, size: c.size, dep: c.dep, next: 0, name: name.to_string() })
     }
 
     pub fn len(&self) -> usize {
@@ -84,6 +101,9 @@ impl AccessSource for MemoryStream {
         out.asid.extend_from_slice(&self.asid[r.clone()]);
         out.kind.extend_from_slice(&self.kind[r.clone()]);
         out.size.extend_from_slice(&self.size[r.clone()]);
+        if !self.dep.is_empty() {
+            out.dep.extend_from_slice(&self.dep[r.clone()]);
+        }
         self.next = r.end;
         Ok(!out.is_empty())
     }
@@ -94,6 +114,10 @@ impl AccessSource for MemoryStream {
 
     fn describe(&self) -> String {
         format!("memory:{}", self.name)
+    }
+
+    fn carries_dependencies(&self) -> bool {
+        !self.dep.is_empty()
     }
 }
 
@@ -108,7 +132,34 @@ mod tests {
             asid: vec![0; n],
             kind: (0..n).map(|i| (i % 3) as u8).collect(),
             size: vec![8; n],
+            dep: Vec::new(),
         }
+    }
+
+    #[test]
+    fn dependencies_are_handed_over_and_checked() {
+        let mut c = cols(10_000);
+        c.dep = (0..10_000u32).map(|i| i % 3).collect();
+        c.dep[0] = 0;
+        c.dep[1] = 1;
+        let mut s = MemoryStream::new(c.clone(), "d").unwrap();
+        assert!(s.carries_dependencies());
+        let mut b = AccessBatch::with_capacity(4096);
+        let mut got = Vec::new();
+        while s.next_batch(&mut b).unwrap() {
+            assert_eq!(b.dep.len(), b.len());
+            got.extend_from_slice(&b.dep);
+        }
+        assert_eq!(got, c.dep);
+        let mut bad = c.clone();
+        bad.dep[7] = 8;
+        let e = MemoryStream::new(bad, "d").unwrap_err().to_string();
+        assert!(e.contains("accesses.dep") && e.contains("access 7") && e.contains("before the stream's start"), "{e}");
+        let mut short = c;
+        short.dep.pop();
+        let e = MemoryStream::new(short, "d").unwrap_err().to_string();
+        assert!(e.contains("accesses.dep") && e.contains("9999 values"), "{e}");
+        assert!(!MemoryStream::new(cols(5), "n").unwrap().carries_dependencies());
     }
 
     #[test]

@@ -21,4 +21,9 @@ pub trait AccessSource {
     fn progress(&self) -> (u64, u64);
     /// Short identity for results ("trace:foo.tess", "synthetic:uniform ...").
     fn describe(&self) -> String;
+    /// Whether the stream states its loads' dependencies (the batches' `dep`
+    /// column, see [`crate::access`]), even where a batch has none.
+    fn carries_dependencies(&self) -> bool {
+        false
+    }
 }

@@ -45,6 +45,7 @@ pub struct ReadAhead {
     thread: Option<JoinHandle<()>>,
     progress: (u64, u64),
     describe: String,
+    carries_dependencies: bool,
     done: bool,
     /// A batch received but larger than the caller's, and how much of it
     /// has been handed out.
@@ -56,6 +57,7 @@ impl ReadAhead {
     pub fn spawn(mut inner: Box<dyn AccessSource + Send>) -> Result<ReadAhead> {
         let describe = inner.describe();
         let progress = inner.progress();
+        let carries_dependencies = inner.carries_dependencies();
         let (tx, items) = sync_channel::<Item>(IN_FLIGHT);
         let (spare, spares) = sync_channel::<AccessBatch>(SPARES);
         let thread = std::thread::Builder::new()
@@ -74,7 +76,7 @@ impl ReadAhead {
                 }
             })
             .map_err(|e| Error::Io { path: describe.clone(), source: e })?;
-        Ok(ReadAhead { items: Some(items), spare, thread: Some(thread), progress, describe, done: false, partial: None })
+        Ok(ReadAhead { items: Some(items), spare, thread: Some(thread), progress, describe, carries_dependencies, done: false, partial: None })
     }
 }
 
@@ -120,6 +122,10 @@ impl AccessSource for ReadAhead {
 
     fn describe(&self) -> String {
         self.describe.clone()
+    }
+
+    fn carries_dependencies(&self) -> bool {
+        self.carries_dependencies
     }
 }
 

@@ -81,12 +81,15 @@
 //! ## Config
 //! `timing.kind = "ooo"`, `[timing.ooo]`: `window`, `dispatch_width`,
 //! `retire_width`, `lsq`, `mshrs`, `walkers`, `walk_at_retire`,
-//! `dependency_fraction` (the machine's, see `machine/cpu.rs`).
+//! `dependency_fraction`, `dependencies` (the machine's, see `machine/cpu.rs`).
 
 use crate::config::spec::{OooSpec, TimingSpec};
 
 /// Ticks per cycle.
 pub const Q: u64 = 256;
+
+/// The values of `timing.ooo.dependencies` (see `machine/cpu.rs`).
+pub const DEPENDENCIES: [&str; 3] = ["auto", "stream", "fraction"];
 
 /// The model's parameters, in ticks where they are times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,6 +29,13 @@
 //!   sum of gaps is the number of instructions, except for instructions after
 //!   the last access of the trace, which no record can carry (as in lackey).
 //! - ASID 0: a ChampSim trace is one process.
+//! - **Dependencies** (the stream's `dep` column, read by the out-of-order
+//!   timing model) come from the register fields, as a dataflow through
+//!   registers: each register remembers the latest load its value (through
+//!   any chain of instructions) came from. An instruction's loads and stores
+//!   depend on the latest such load among its source registers; its
+//!   destination registers then come from its last load when it has one,
+//!   else from its sources' latest load.
 //!
 //! ## Choices where the format is silent
 //! - **Instruction fetches are off by default**, so an instruction TLB sees
@@ -49,6 +56,18 @@
 //!   frames allowed; windows up to zstd's default limit of 128 MiB). Anything
 //!   else is an error saying what the file looks like; an uncompressed trace
 //!   cannot be told from arbitrary bytes (compress it, or convert it).
+//! - **Which registers form an address** is not in the record, so:
+//!   the flags ([`REG_FLAGS`]) and the instruction pointer
+//!   ([`REG_INSTRUCTION_POINTER`], RIP-relative operands; a return address
+//!   is predicted, not waited for) never do; the stack pointer
+//!   ([`REG_STACK_POINTER`]) written by a load instruction (push, pop, call,
+//!   ret) takes its implicit update, not the loaded value; and in an
+//!   instruction that writes the flags (an ALU op with a memory operand, as
+//!   `add rax, [rdx]`), a register that is both source and destination is
+//!   its data operand, not its address (`mov` writes no flags, so a pointer
+//!   chase `mov rax, [rax]` keeps its dependency). What remains an
+//!   overestimate: a compare or test of a loaded value against memory
+//!   (`cmp rax, [rdx]` waits for `rax`'s load).
 //! - **Sanity check:** `is_branch` and `branch_taken` must be 0 or 1. This
 //!   catches a compressed file that is not a ChampSim trace (e.g. a gzipped
 //!   lackey log) at its first record instead of producing garbage accesses.
@@ -91,6 +110,11 @@ pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 pub const DEFAULT_ACCESS_SIZE: u8 = 8;
 /// Size of an instruction fetch when fetches are enabled.
 pub const IFETCH_SIZE: u8 = 4;
+/// ChampSim's register numbers for the stack pointer, flags and instruction
+/// pointer (`inc/trace_instruction.h`).
+pub const REG_STACK_POINTER: u8 = 6;
+pub const REG_FLAGS: u8 = 25;
+pub const REG_INSTRUCTION_POINTER: u8 = 26;
 /// Addresses below this are empty or tracer overflow, not accesses.
 pub const MIN_ADDR: u64 = 4096;
 /// Records decoded per read.
@@ -217,10 +241,14 @@ pub struct ChampsimReader<R: Read = File> {
     /// current record that have not been attributed yet.
     pending: u32,
     /// Accesses of a record that did not fit in the last batch.
-    spill: [(u64, AccessKind, u8); 7],
+    spill: [Access; 7],
     spill_len: usize,
     spill_pos: usize,
     spill_gap: u32,
+    /// Records made so far (the index of the next one).
+    records: u64,
+    /// Per register, the latest load (record index + 1; 0: none) its value came from.
+    producer: [u64; 256],
 }
 
 impl ChampsimReader<File> {
@@ -298,8 +326,10 @@ impl<R: Read> ChampsimReader<R> {
             eof: false,
             base: 0,
             pending: 0,
-            spill: [(0, AccessKind::Load, 0); 7],
+            spill: [(0, AccessKind::Load, 0, 0); 7],
             spill_len: 0,
+            records: 0,
+            producer: [0; 256],
             spill_pos: 0,
             spill_gap: 0,
         })
@@ -381,6 +411,9 @@ impl<R: Read> ChampsimReader<R> {
     }
 }
 
+/// An access of an instruction: address, kind, size, dependency distance.
+type Access = (u64, AccessKind, u8, u32);
+
 #[inline]
 fn u64_at(r: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(r[i..i + 8].try_into().unwrap())
@@ -392,8 +425,8 @@ impl<R: Read> AccessSource for ChampsimReader<R> {
         let cap = batch_cap(out);
         // Finish a record that did not fit in the previous batch.
         while self.spill_pos < self.spill_len && out.len() < cap {
-            let (a, k, s) = self.spill[self.spill_pos];
-            out.push(self.spill_gap, a, k, s, 0);
+            let (a, k, s, d) = self.spill[self.spill_pos];
+            out.push_dep(self.spill_gap, a, k, s, 0, d);
             self.spill_gap = 0;
             self.spill_pos += 1;
         }
@@ -413,26 +446,55 @@ impl<R: Read> AccessSource for ChampsimReader<R> {
                     return Err(self.bad_branch(at, "branch_taken", r[9]));
                 }
                 // Collect this instruction's accesses: fetch, loads, stores.
-                let mut acc = [(0u64, AccessKind::Load, 0u8); 7];
+                let mut acc: [Access; 7] = [(0, AccessKind::Load, 0, 0); 7];
                 let mut n = 0;
                 if ifetch {
-                    acc[0] = (u64_at(r, 0), AccessKind::IFetch, IFETCH_SIZE);
+                    acc[0] = (u64_at(r, 0), AccessKind::IFetch, IFETCH_SIZE, 0);
                     n = 1;
                 }
+                let (dst, src) = ([r[10], r[11]], [r[12], r[13], r[14], r[15]]);
+                let writes_flags = dst.contains(&REG_FLAGS);
+                // The latest load among the registers that may form the address.
+                let mut feeds = 0u64;
+                for reg in src {
+                    let special = reg == 0 || reg == REG_FLAGS || reg == REG_INSTRUCTION_POINTER;
+                    if !special && !(writes_flags && dst.contains(&reg)) {
+                        feeds = feeds.max(self.producer[reg as usize]);
+                    }
+                }
+                let first = self.records;
+                let dep_of = |k: usize| if feeds == 0 { 0 } else { (first + k as u64 + 1 - feeds).min(u32::MAX as u64) as u32 };
+                let mut last_load = 0u64;
                 for s in 0..4 {
                     let a = u64_at(r, 32 + 8 * s);
                     if a >= MIN_ADDR {
-                        acc[n] = (a, AccessKind::Load, size);
+                        acc[n] = (a, AccessKind::Load, size, dep_of(n));
                         n += 1;
+                        last_load = first + n as u64;
                     }
                 }
                 for s in 0..2 {
                     let a = u64_at(r, 16 + 8 * s);
                     if a >= MIN_ADDR {
-                        acc[n] = (a, AccessKind::Store, size);
+                        acc[n] = (a, AccessKind::Store, size, dep_of(n));
                         n += 1;
                     }
                 }
+                // The destinations take the loaded value, else their sources'
+                // (the instruction pointer's value is predicted, not awaited).
+                let all_src = src
+                    .iter()
+                    .filter(|&&g| g != 0 && g != REG_INSTRUCTION_POINTER)
+                    .map(|&g| self.producer[g as usize])
+                    .max()
+                    .unwrap_or(0);
+                for reg in dst {
+                    if reg != 0 {
+                        let from_load = last_load != 0 && reg != REG_STACK_POINTER;
+                        self.producer[reg as usize] = if from_load { last_load } else { all_src };
+                    }
+                }
+                self.records += n as u64;
                 self.pos += RECORD_LEN;
                 let Some(gap) = self.pending.checked_add(1) else {
                     return Err(self.fail(
@@ -447,8 +509,8 @@ impl<R: Read> AccessSource for ChampsimReader<R> {
                 self.pending = 0;
                 let room = (cap - out.len()).min(n);
                 let mut g = gap;
-                for &(a, k, s) in &acc[..room] {
-                    out.push(g, a, k, s, 0);
+                for &(a, k, s, d) in &acc[..room] {
+                    out.push_dep(g, a, k, s, 0, d);
                     g = 0;
                 }
                 if room < n {
@@ -468,5 +530,9 @@ impl<R: Read> AccessSource for ChampsimReader<R> {
 
     fn describe(&self) -> String {
         format!("trace:{}", self.name)
+    }
+
+    fn carries_dependencies(&self) -> bool {
+        true
     }
 }

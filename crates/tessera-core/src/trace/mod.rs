@@ -356,7 +356,8 @@ pub fn convert_with(
     };
     let (records, instructions, bytes_out) = match to {
         Format::Native => {
-            let mut w = NativeWriter::create(output, meta)?;
+            let opts = native::WriterOptions { dependencies: src.carries_dependencies(), ..Default::default() };
+            let mut w = NativeWriter::create_with(output, meta, opts)?;
             pump(src.as_mut(), |b| w.write_batch(b))?;
             let s = w.finish()?;
             (s.records, s.instructions, s.bytes)
@@ -405,6 +406,9 @@ pub struct TraceInfo {
     pub regions_2m: u64,
     /// `pages_4k × 4096`.
     pub footprint_bytes: u64,
+    /// Records with a dependency (a non-zero `dep`), when the trace carries
+    /// dependencies (native version 2, ChampSim); `None` when it cannot.
+    pub dependent_records: Option<u64>,
 }
 
 /// Read a whole trace and summarise it. Memory grows with the footprint, not
@@ -428,6 +432,7 @@ pub fn info_with(path: &Path, opts: &TraceOptions) -> Result<TraceInfo> {
         pages_4k: 0,
         regions_2m: 0,
         footprint_bytes: 0,
+        dependent_records: src.carries_dependencies().then_some(0),
     };
     let mut pages: FxHashSet<(u16, u64)> = FxHashSet::default();
     let mut regions: FxHashSet<(u16, u64)> = FxHashSet::default();
@@ -435,6 +440,9 @@ pub fn info_with(path: &Path, opts: &TraceOptions) -> Result<TraceInfo> {
     let mut last_page: Option<(u16, u64)> = None;
     pump(src.as_mut(), |b| {
         t.records += b.len() as u64;
+        if let Some(d) = t.dependent_records.as_mut() {
+            *d += b.dep.iter().filter(|&&x| x != 0).count() as u64;
+        }
         for i in 0..b.len() {
             t.instructions += b.ins_gap[i] as u64;
             match b.kind[i] {
@@ -483,6 +491,13 @@ pub fn read_columns(path: &Path, opts: &TraceOptions, limit: Option<u64>) -> Res
         c.asid.extend_from_slice(&batch.asid[..n]);
         c.kind.extend(batch.kind[..n].iter().map(|&k| k as u8));
         c.size.extend_from_slice(&batch.size[..n]);
+        if batch.has_deps() {
+            // Records read before the first batch with dependencies had none.
+            c.dep.resize(c.vaddr.len() - n, 0);
+            c.dep.extend_from_slice(&batch.dep[..n]);
+        } else if !c.dep.is_empty() {
+            c.dep.resize(c.vaddr.len(), 0);
+        }
     }
     Ok(c)
 }

@@ -10,19 +10,29 @@
 //!
 //! ```text
 //! header   magic[8] = 89 54 45 53 53 0d 0a 1a ("\x89TESS\r\n\x1a")
-//!          u16 version = 1, u16 flags = 0, u32 meta_len, meta_len bytes of JSON
+//!          u16 version (1 or 2), u16 flags, u32 meta_len, meta_len bytes of JSON
 //! block*   u32 compressed_len, u32 records (1..=65536), u64 xxh3_64(uncompressed),
-//!          compressed_len bytes: one zstd frame of records × 16 bytes
+//!          compressed_len bytes: one zstd frame of records × 16 (or 20) bytes
 //! end      u32 0, u32 0, u64 0, u64 total_records, u64 total_instructions,
 //!          magic[8] = "TESS-END"
 //! record   u64 vaddr, u32 ins_gap, u16 asid, u8 kind (0 load, 1 store, 2 ifetch), u8 size
+//!          [u32 dep, with flag DEPS]
 //! ```
+//!
+//! Versions: version 1 defines no flags. Version 2 defines flag bit 0, DEPS:
+//! each record carries a fifth field, the distance back in records to the
+//! load its address depends on (0: none; see [`crate::access`]). The writer
+//! writes version 1 for a stream without dependencies, so those files are
+//! byte-for-byte what earlier builds wrote and read, and version 2 with DEPS
+//! only for one with them ([`WriterOptions::dependencies`]).
 //!
 //! ## Choices
 //! - Every malformed input is an [`Error::Trace`] with the byte offset of the
 //!   header field or block at fault, never a panic: a truncated or bit-flipped
 //!   file is found by the length checks, the zstd frame, the per-block xxh3,
-//!   the kind byte check, the end-block totals and the trailing magic.
+//!   the kind byte check, the end-block totals and the trailing magic. A
+//!   dependency reaching before the trace's first record is an error naming
+//!   its block and record.
 //! - Lengths read from the file are bounded before anything is allocated
 //!   (metadata ≤ 16 MiB, a block ≤ zstd's bound for 1 MiB), so a flipped length
 //!   byte cannot make the reader allocate gigabytes.
@@ -51,14 +61,18 @@ use crate::trace::{batch_cap, display_name, looks_like, source_name, LOOKS_LIKE_
 pub const MAGIC: [u8; 8] = *b"\x89TESS\r\n\x1a";
 /// Last 8 bytes of every complete native trace.
 pub const END_MAGIC: [u8; 8] = *b"TESS-END";
-/// Version this build writes.
-pub const VERSION: u16 = 1;
+/// Newest version this build writes (with dependencies; without, it writes 1).
+pub const VERSION: u16 = 2;
 /// Versions this build reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
+/// Header flag (version 2): records carry a dependency field.
+pub const FLAG_DEPS: u16 = 1;
 /// Fixed part of the file header (magic, version, flags, metadata length).
 pub const HEADER_LEN: u64 = 16;
 pub const BLOCK_HEADER_LEN: usize = 16;
 pub const RECORD_LEN: usize = 16;
+/// A record's length with [`FLAG_DEPS`].
+pub const DEP_RECORD_LEN: usize = 20;
 /// Most records one block holds.
 pub const BLOCK_RECORDS: usize = 65536;
 /// Largest metadata JSON accepted.
@@ -67,7 +81,7 @@ pub const MAX_META_LEN: u32 = 16 << 20;
 pub const ZSTD_LEVEL: i32 = 3;
 
 fn max_compressed_len() -> usize {
-    zstd::zstd_safe::compress_bound(BLOCK_RECORDS * RECORD_LEN)
+    zstd::zstd_safe::compress_bound(BLOCK_RECORDS * DEP_RECORD_LEN)
 }
 
 /// Streaming reader of a native trace.
@@ -79,6 +93,8 @@ pub struct NativeReader<R: Read = File> {
     offset: u64,
     total: u64,
     version: u16,
+    /// Bytes per record (16, or 20 with dependencies).
+    rec_len: usize,
     meta: serde_json::Value,
     dec: zstd::bulk::Decompressor<'static>,
     comp: Vec<u8>,
@@ -114,6 +130,7 @@ impl<R: Read> NativeReader<R> {
             offset: 0,
             total,
             version: 0,
+            rec_len: RECORD_LEN,
             meta: serde_json::Value::Null,
             dec,
             comp: Vec::new(),
@@ -131,6 +148,11 @@ impl<R: Read> NativeReader<R> {
     /// Format version of the file.
     pub fn version(&self) -> u16 {
         self.version
+    }
+
+    /// Whether the records carry dependencies (version 2, flag DEPS).
+    pub fn has_dependencies(&self) -> bool {
+        self.rec_len == DEP_RECORD_LEN
     }
 
     /// The metadata JSON stored in the header.
@@ -213,12 +235,12 @@ impl<R: Read> NativeReader<R> {
             ));
         }
         let flags = u16::from_le_bytes([h[10], h[11]]);
-        if flags != 0 {
-            return Err(self.fail(
-                10,
-                format!("unsupported flags {flags:#06x} (version 1 defines none)"),
-            ));
+        let known = if version == 1 { 0 } else { FLAG_DEPS };
+        if flags & !known != 0 {
+            let defined = if version == 1 { "version 1 defines none" } else { "version 2 defines 0x0001, dependencies" };
+            return Err(self.fail(10, format!("unsupported flags {flags:#06x} ({defined})")));
         }
+        self.rec_len = if flags & FLAG_DEPS != 0 { DEP_RECORD_LEN } else { RECORD_LEN };
         let meta_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
         if meta_len > MAX_META_LEN {
             return Err(self.fail(
@@ -290,7 +312,7 @@ impl<R: Read> NativeReader<R> {
                 e => e,
             });
         }
-        let want = count * RECORD_LEN;
+        let want = count * self.rec_len;
         self.data.clear();
         self.data.reserve(want);
         let res = self.dec.decompress_to_buffer(&comp[..], &mut self.data);
@@ -338,6 +360,17 @@ impl<R: Read> NativeReader<R> {
     }
 
     #[cold]
+    fn bad_dep(&self, rec: usize, index: u64, dep: u32) -> Error {
+        self.fail(
+            self.block_offset,
+            format!(
+                "corrupt block: record {rec} (record {index} of the trace) depends on the record {dep} before it, \
+                 before the trace's first record"
+            ),
+        )
+    }
+
+    #[cold]
     fn bad_kind(&self, rec: usize, k: u8) -> Error {
         self.fail(
             self.block_offset,
@@ -354,13 +387,14 @@ impl<R: Read> AccessSource for NativeReader<R> {
             if self.cur >= self.data.len() && !self.next_block()? {
                 break;
             }
-            let n = (cap - out.len()).min((self.data.len() - self.cur) / RECORD_LEN);
-            let end = self.cur + n * RECORD_LEN;
+            let rl = self.rec_len;
+            let n = (cap - out.len()).min((self.data.len() - self.cur) / rl);
+            let end = self.cur + n * rl;
             let recs = &self.data[self.cur..end];
             // One pass per column: each `extend` from an exact-size iterator
             // is a tight loop without per-element capacity checks.
             let base = out.ins_gap.len();
-            let rs = || recs.chunks_exact(RECORD_LEN);
+            let rs = || recs.chunks_exact(rl);
             let mut bad = false;
             out.kind.extend(rs().map(|r| match r[14] {
                 0 => AccessKind::Load,
@@ -373,7 +407,15 @@ impl<R: Read> AccessSource for NativeReader<R> {
             }));
             if bad {
                 let k = rs().position(|r| r[14] > 2).unwrap_or(0);
-                return Err(self.bad_kind(self.cur / RECORD_LEN + k, recs[k * RECORD_LEN + 14]));
+                return Err(self.bad_kind(self.cur / rl + k, recs[k * rl + 14]));
+            }
+            if rl == DEP_RECORD_LEN {
+                out.dep.extend(rs().map(|r| u32::from_le_bytes(r[16..20].try_into().unwrap())));
+                // Record `records + j` may reach back at most to record 0.
+                let first = self.records;
+                if let Some(j) = out.dep[base..].iter().enumerate().position(|(j, &d)| d as u64 > first + j as u64) {
+                    return Err(self.bad_dep(self.cur / rl + j, first + j as u64, out.dep[base + j]));
+                }
             }
             out.vaddr
                 .extend(rs().map(|r| u64::from_le_bytes(r[0..8].try_into().unwrap())));
@@ -398,6 +440,10 @@ impl<R: Read> AccessSource for NativeReader<R> {
     fn describe(&self) -> String {
         format!("trace:{}", self.name)
     }
+
+    fn carries_dependencies(&self) -> bool {
+        self.has_dependencies()
+    }
 }
 
 /// What a finished [`NativeWriter`] wrote.
@@ -417,6 +463,9 @@ pub struct WriterOptions {
     /// Compress, checksum and write blocks on a second thread, so the caller
     /// fills the next block meanwhile.
     pub background: bool,
+    /// Write each record's dependency (version 2, flag DEPS); without, a
+    /// version 1 file, and a batch with a dependency is an error.
+    pub dependencies: bool,
 }
 
 impl Default for WriterOptions {
@@ -424,6 +473,7 @@ impl Default for WriterOptions {
         WriterOptions {
             level: ZSTD_LEVEL,
             background: false,
+            dependencies: false,
         }
     }
 }
@@ -438,6 +488,8 @@ struct BlockSink {
     comp: zstd::bulk::Compressor<'static>,
     cbuf: Vec<u8>,
     blocks: u64,
+    /// Bytes per record.
+    rec_len: usize,
 }
 
 impl BlockSink {
@@ -451,7 +503,7 @@ impl BlockSink {
             .map_err(|e| Error::io(self.out.dest_name(), e))?;
         let mut h = [0u8; BLOCK_HEADER_LEN];
         h[0..4].copy_from_slice(&(self.cbuf.len() as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&((raw.len() / RECORD_LEN) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((raw.len() / self.rec_len) as u32).to_le_bytes());
         h[8..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(raw).to_le_bytes());
         self.out.write_all(&h)?;
         let cbuf = std::mem::take(&mut self.cbuf);
@@ -515,7 +567,7 @@ impl Pipeline {
         Ok(self
             .free
             .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BLOCK_RECORDS * RECORD_LEN)))
+            .unwrap_or_else(|_| Vec::with_capacity(BLOCK_RECORDS * DEP_RECORD_LEN)))
     }
 
     fn lost(&self) -> Error {
@@ -568,9 +620,12 @@ pub struct NativeWriter {
     raw_len: usize,
     records: u64,
     instructions: u64,
+    /// Bytes per record (16, or 20 with dependencies) and per full block.
+    rec_len: usize,
+    block_bytes: usize,
+    /// The file's name, for errors.
+    dest: String,
 }
-
-const BLOCK_BYTES: usize = BLOCK_RECORDS * RECORD_LEN;
 
 impl NativeWriter {
     pub fn create(path: &Path, meta: serde_json::Value) -> Result<Self> {
@@ -599,8 +654,9 @@ impl NativeWriter {
         let mut out = AtomicOutput::create(path)?;
         let mut h = Vec::with_capacity(HEADER_LEN as usize + meta.len());
         h.extend_from_slice(&MAGIC);
-        h.extend_from_slice(&VERSION.to_le_bytes());
-        h.extend_from_slice(&0u16.to_le_bytes());
+        let (version, flags, rec_len) = if opts.dependencies { (2u16, FLAG_DEPS, DEP_RECORD_LEN) } else { (1u16, 0, RECORD_LEN) };
+        h.extend_from_slice(&version.to_le_bytes());
+        h.extend_from_slice(&flags.to_le_bytes());
         h.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         h.extend_from_slice(&meta);
         out.write_all(&h)?;
@@ -609,6 +665,7 @@ impl NativeWriter {
             comp,
             cbuf: Vec::with_capacity(max_compressed_len()),
             blocks: 0,
+            rec_len,
         };
         let sink = if opts.background {
             Sink::Background(Pipeline::start(sink)?)
@@ -617,10 +674,13 @@ impl NativeWriter {
         };
         Ok(NativeWriter {
             sink,
-            raw: vec![0; BLOCK_BYTES],
+            raw: vec![0; BLOCK_RECORDS * rec_len],
             raw_len: 0,
             records: 0,
             instructions: 0,
+            rec_len,
+            block_bytes: BLOCK_RECORDS * rec_len,
+            dest: name,
         })
     }
 
@@ -631,19 +691,34 @@ impl NativeWriter {
                 && b.size.len() == b.len()
                 && b.asid.len() == b.len()
         );
-        let mut i = 0;
         let n = b.len();
+        if b.has_deps() {
+            let reach = |(j, &d): (usize, &u32)| d as u64 > self.records + j as u64;
+            let bad = if self.rec_len == DEP_RECORD_LEN {
+                b.dep.iter().enumerate().position(reach).map(|j| format!("record {} depends on the record {} before it, before the trace's first record", self.records + j as u64, b.dep[j]))
+            } else {
+                b.dep.iter().position(|&d| d != 0).map(|j| format!("record {} has a dependency, and this trace is written without them (version 1)", self.records + j as u64))
+            };
+            if let Some(msg) = bad {
+                return Err(Error::io(self.dest.clone(), std::io::Error::new(std::io::ErrorKind::InvalidInput, msg)));
+            }
+        }
+        let rl = self.rec_len;
+        let mut i = 0;
         while i < n {
-            let room = (BLOCK_BYTES - self.raw_len) / RECORD_LEN;
+            let room = (self.block_bytes - self.raw_len) / rl;
             let take = room.min(n - i);
-            let dst = &mut self.raw[self.raw_len..self.raw_len + take * RECORD_LEN];
+            let dst = &mut self.raw[self.raw_len..self.raw_len + take * rl];
             let mut instructions = 0u64;
-            for (j, rec) in (i..i + take).zip(dst.chunks_exact_mut(RECORD_LEN)) {
+            for (j, rec) in (i..i + take).zip(dst.chunks_exact_mut(rl)) {
                 rec[0..8].copy_from_slice(&b.vaddr[j].to_le_bytes());
                 rec[8..12].copy_from_slice(&b.ins_gap[j].to_le_bytes());
                 rec[12..14].copy_from_slice(&b.asid[j].to_le_bytes());
                 rec[14] = b.kind[j] as u8;
                 rec[15] = b.size[j];
+                if rl == DEP_RECORD_LEN {
+                    rec[16..20].copy_from_slice(&b.dep_of(j).to_le_bytes());
+                }
                 instructions += b.ins_gap[j] as u64;
             }
             self.commit_tail(take, instructions)?;
@@ -654,7 +729,12 @@ impl NativeWriter {
 
     /// The unfilled rest of the current block (a whole number of records,
     /// never empty), for a caller that produces records in the native layout
-    /// in place; [`commit_tail`](Self::commit_tail) then takes them.
+    /// (of [`Self::record_len`] bytes) in place; [`commit_tail`](Self::commit_tail) then takes them.
+    /// Bytes per record: [`RECORD_LEN`], or [`DEP_RECORD_LEN`] with dependencies.
+    pub fn record_len(&self) -> usize {
+        self.rec_len
+    }
+
     pub fn block_tail(&mut self) -> &mut [u8] {
         &mut self.raw[self.raw_len..]
     }
@@ -664,14 +744,15 @@ impl NativeWriter {
     /// compressed. The caller guarantees each record's kind byte is 0, 1 or 2
     /// (checked in debug builds): the reader rejects anything else.
     pub fn commit_tail(&mut self, n: usize, instructions: u64) -> Result<()> {
-        let end = self.raw_len + n * RECORD_LEN;
-        assert!(end <= BLOCK_BYTES, "commit_tail past the end of the block");
+        let rl = self.rec_len;
+        let end = self.raw_len + n * rl;
+        assert!(end <= self.block_bytes, "commit_tail past the end of the block");
         debug_assert!(self.raw[self.raw_len..end]
-            .chunks_exact(RECORD_LEN)
+            .chunks_exact(rl)
             .all(|r| r[14] <= 2));
         debug_assert_eq!(
             self.raw[self.raw_len..end]
-                .chunks_exact(RECORD_LEN)
+                .chunks_exact(rl)
                 .map(|r| u32::from_le_bytes(r[8..12].try_into().unwrap()) as u64)
                 .sum::<u64>(),
             instructions
@@ -679,7 +760,7 @@ impl NativeWriter {
         self.raw_len = end;
         self.records += n as u64;
         self.instructions += instructions;
-        if self.raw_len == BLOCK_BYTES {
+        if self.raw_len == self.block_bytes {
             self.flush_block()?;
         }
         Ok(())
@@ -696,7 +777,7 @@ impl NativeWriter {
                 full.truncate(self.raw_len);
                 let mut next = p.send(full)?;
                 // A returned full block keeps its length: no refill with zeros.
-                next.resize(BLOCK_BYTES, 0);
+                next.resize(self.block_bytes, 0);
                 self.raw = next;
             }
         }

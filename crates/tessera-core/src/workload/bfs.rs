@@ -9,6 +9,9 @@
 //! neighbour entry 4 instructions and 2 loads, plus 3 instructions and 2 stores
 //! when it reaches a new vertex; per dequeued vertex 5 instructions and 3
 //! loads; 2 instructions and a store per vertex to initialise `Parent`).
+//! Dependencies (those of the shared kernel): `offsets[u]` on the
+//! `Frontier[head]` load that gave `u`, `targets[k]` on `offsets[u]`, and the
+//! `Parent[v]` load and store on the `targets[k]` load that gave `v`.
 //!
 //! Input: an R-MAT (`graph=rmat`) or uniform random (`graph=random`) graph from
 //! [`super::graph`], deduplicated with sorted neighbour lists, as PBBS's
@@ -141,5 +144,54 @@ mod tests {
             let ins: u64 = recs.iter().map(|r| r.0 as u64).sum();
             assert_eq!(ins, 2 * n + 3 + 5 * reached + 4 * scanned + 3 * (reached - 1), "{kind}");
         }
+    }
+
+    #[test]
+    fn neighbour_loads_depend_on_the_list_and_parent_on_the_neighbour() {
+        use crate::workload::tests::{check_deps, emitted_deps};
+        let kv = [("graph", "rmat"), ("scale", "10"), ("edgefactor", "4")];
+        let (recs, deps) = emitted_deps(NAME, &kv, 2);
+        let share = check_deps(&recs, &deps);
+        // Allocation order: offsets, targets, Frontier, Parent.
+        let g = GraphInput { kind: graph::GraphKind::Rmat, scale: 10, edgefactor: 4 };
+        let csr = g.csr(2, true);
+        let mut space = AddressSpace::new();
+        let g = SimCsr::place(&mut space, csr);
+        let frontier = SimVec::alloc(&mut space, g.n(), 0u32);
+        let parent = SimVec::alloc(&mut space, g.n(), NONE);
+        let within = |v: &SimVec<u32>, a: u64| (v.base..v.base + v.bytes()).contains(&a);
+        let within64 = |v: &SimVec<u64>, a: u64| (v.base..v.base + v.bytes()).contains(&a);
+        let (mut parent_loads, mut target_loads) = (0, 0);
+        for (i, r) in recs.iter().enumerate() {
+            let d = deps[i] as usize;
+            let producer = (d != 0).then(|| recs[i - d]);
+            if r.2 == AccessKind::Load && within(&parent, r.1) {
+                // parent[v]: v is the value of the targets[k] load just before.
+                parent_loads += 1;
+                let p = producer.expect("parent[v] load without a dependency");
+                assert_eq!(d, 1);
+                assert!(within(&g.targets, p.1));
+                let k = ((p.1 - g.targets.base) / 4) as usize;
+                assert_eq!(parent.addr(g.targets.data[k] as usize), r.1);
+            } else if within(&g.targets, r.1) {
+                // targets[k] on the offsets[u] load that starts the list.
+                target_loads += 1;
+                let p = producer.expect("targets[k] load without a dependency");
+                assert!(within64(&g.offsets, p.1));
+                let u = ((p.1 - g.offsets.base) / 8) as usize;
+                let k = ((r.1 - g.targets.base) / 4) as u64;
+                assert!((g.offsets.data[u]..g.offsets.data[u + 1]).contains(&k));
+            } else if within64(&g.offsets, r.1) {
+                // offsets[u] and offsets[u+1] on the Frontier[head] load of u.
+                let p = producer.expect("offsets load without a dependency");
+                assert!(within(&frontier, p.1));
+                assert!(d == 1 || d == 2, "{d}");
+            } else {
+                // Frontier loads and the initialising stores: none.
+                assert!(d == 0 || (r.2 == AccessKind::Store && within(&parent, r.1)));
+            }
+        }
+        assert!(parent_loads > 1000 && parent_loads == target_loads);
+        assert!(share > 0.5, "{share}");
     }
 }

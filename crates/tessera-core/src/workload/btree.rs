@@ -27,6 +27,14 @@
 //!   the new one (a load from the old node and a store to the new per key and
 //!   per slot), then inserts the separator into the parent the same way.
 //!
+//! Dependencies: the root's loads depend on the `tree->root` load, and every
+//! other node's loads and stores (`nkeys`, the key probes, the child pointer,
+//! the leaf's key and value, an insertion's shifts and split moves) on the
+//! child-pointer load that named the node: one chain of dependent loads per
+//! descent. The binary search's compares only steer branches (control
+//! dependencies, predicted), so the probes depend on the node, not on each
+//! other. A split's new node comes from `malloc` (a register): none.
+//!
 //! ## Choices
 //! - Keys are `mix64(base + i)` for `i < keys` (a bijection, so keys are
 //!   distinct and in random order) and the value of the `i`-th key is `i`.
@@ -41,6 +49,7 @@
 
 use rand::Rng;
 
+use super::emit::Dep;
 use super::kit::{advise_huge, mix64, Emit, Quiet};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -211,19 +220,19 @@ impl Tree {
 
     /// First index whose key is `> k` (the child to descend into).
     #[inline]
-    fn upper_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
+    fn upper_bound(&self, n: u32, dn: Dep, k: u64, e: &mut impl Emit) -> usize {
         let b = self.base(n) + 3;
         let p = self.node[b..b + self.nkeys(n)].iter().filter(|&&x| x <= k).count();
-        self.emit_search(n, p, e);
+        self.emit_search(n, dn, p, e);
         p
     }
 
     /// First index whose key is `>= k`.
     #[inline]
-    fn lower_bound(&self, n: u32, k: u64, e: &mut impl Emit) -> usize {
+    fn lower_bound(&self, n: u32, dn: Dep, k: u64, e: &mut impl Emit) -> usize {
         let b = self.base(n) + 3;
         let p = self.node[b..b + self.nkeys(n)].iter().filter(|&&x| x < k).count();
-        self.emit_search(n, p, e);
+        self.emit_search(n, dn, p, e);
         p
     }
 
@@ -232,16 +241,17 @@ impl Tree {
     /// keeps depends only on whether it lies before `p`, so the host finds
     /// `p` with a branch-free count (its independent loads overlap their
     /// cache misses) and replays the probes without reading the keys again.
+    /// Every load depends on `dn`, the load that gave the node's address.
     #[inline(always)]
-    fn emit_search(&self, n: u32, p: usize, e: &mut impl Emit) {
+    fn emit_search(&self, n: u32, dn: Dep, p: usize, e: &mut impl Emit) {
         let a = self.addr(n);
         e.ins(INS_NKEYS);
-        e.load(a, 4);
+        e.load_on(a, 4, dn);
         let (mut lo, mut hi) = (0, self.nkeys(n));
         while lo < hi {
             let mid = (lo + hi) / 2;
             e.ins(INS_PROBE);
-            e.load(a + 8 + 8 * mid as u64, 8);
+            e.load_on(a + 8 + 8 * mid as u64, 8, dn);
             if mid < p {
                 lo = mid + 1;
             } else {
@@ -251,40 +261,42 @@ impl Tree {
     }
 
     /// Descend from the root to the leaf that would hold `k`, recording the
-    /// inner nodes and child indices taken.
+    /// inner nodes, the loads that gave them and child indices taken.
+    /// Returns the leaf and the load that gave its address.
     #[inline]
-    fn descend(&self, k: u64, path: &mut [(u32, usize); MAX_HEIGHT], e: &mut impl Emit) -> u32 {
+    fn descend(&self, k: u64, path: &mut [(u32, Dep, usize); MAX_HEIGHT], e: &mut impl Emit) -> (u32, Dep) {
         e.ins(INS_ROOT);
-        e.load(self.tree_addr, 8);
+        let mut dn = e.load_on(self.tree_addr, 8, Dep::NONE);
         let mut n = self.root;
         for p in path.iter_mut().take(self.height as usize - 1) {
-            let i = self.upper_bound(n, k, e);
+            let i = self.upper_bound(n, dn, k, e);
             e.ins(INS_CHILD);
-            e.load(self.slot_addr(n, i), 8);
-            *p = (n, i);
+            let dc = e.load_on(self.slot_addr(n, i), 8, dn);
+            *p = (n, dn, i);
             n = self.slot(n, i);
+            dn = dc;
         }
-        n
+        (n, dn)
     }
 
     /// Look `k` up; returns its value.
     pub fn find(&self, k: u64, e: &mut impl Emit) -> Option<u32> {
         e.ins(INS_ROOT);
-        e.load(self.tree_addr, 8);
+        let mut dn = e.load_on(self.tree_addr, 8, Dep::NONE);
         let mut n = self.root;
         for _ in 1..self.height {
-            let i = self.upper_bound(n, k, e);
+            let i = self.upper_bound(n, dn, k, e);
             e.ins(INS_CHILD);
-            e.load(self.slot_addr(n, i), 8);
+            dn = e.load_on(self.slot_addr(n, i), 8, dn);
             n = self.slot(n, i);
         }
-        let i = self.lower_bound(n, k, e);
+        let i = self.lower_bound(n, dn, k, e);
         if i < self.nkeys(n) {
             e.ins(INS_MATCH);
-            e.load(self.key_addr(n, i), 8);
+            e.load_on(self.key_addr(n, i), 8, dn);
             if self.key(n, i) == k {
                 e.ins(INS_VALUE);
-                e.load(self.slot_addr(n, i), 8);
+                e.load_on(self.slot_addr(n, i), 8, dn);
                 return Some(self.slot(n, i));
             }
         }
@@ -294,35 +306,35 @@ impl Tree {
     /// Insert `k → v` (replacing the value if `k` is present). Returns true if
     /// `k` is new.
     pub fn insert(&mut self, k: u64, v: u32, space: &mut AddressSpace, e: &mut impl Emit) -> bool {
-        let mut path = [(0u32, 0usize); MAX_HEIGHT];
-        let leaf = self.descend(k, &mut path, e);
-        let pos = self.lower_bound(leaf, k, e);
+        let mut path = [(0u32, Dep::NONE, 0usize); MAX_HEIGHT];
+        let (leaf, dl) = self.descend(k, &mut path, e);
+        let pos = self.lower_bound(leaf, dl, k, e);
         let nk = self.nkeys(leaf);
         if pos < nk {
             e.ins(INS_MATCH);
-            e.load(self.key_addr(leaf, pos), 8);
+            e.load_on(self.key_addr(leaf, pos), 8, dl);
             if self.key(leaf, pos) == k {
                 e.ins(INS_VALUE);
-                e.store(self.slot_addr(leaf, pos), 8);
+                e.store_on(self.slot_addr(leaf, pos), 8, dl);
                 let b = self.base(leaf) + 3 + self.f + pos;
                 self.node[b] = v as u64;
                 return false;
             }
         }
         if nk < self.f {
-            self.insert_at(leaf, pos, k, pos, v as u64, e);
+            self.insert_at((leaf, dl), pos, k, pos, v as u64, e);
             return true;
         }
-        let (mut sep, mut right) = self.split(leaf, pos, k, pos, v as u64, space, e);
+        let (mut sep, mut right) = self.split((leaf, dl), pos, k, pos, v as u64, space, e);
         let mut d = self.height as usize - 1;
         while d > 0 {
             d -= 1;
-            let (p, i) = path[d];
+            let (p, dp, i) = path[d];
             if self.nkeys(p) < self.f {
-                self.insert_at(p, i, sep, i + 1, right as u64, e);
+                self.insert_at((p, dp), i, sep, i + 1, right as u64, e);
                 return true;
             }
-            (sep, right) = self.split(p, i, sep, i + 1, right as u64, space, e);
+            (sep, right) = self.split((p, dp), i, sep, i + 1, right as u64, space, e);
         }
         // The root split: a new root with two children.
         let old = self.root;
@@ -355,23 +367,24 @@ impl Tree {
     }
 
     /// Insert key `k` at `kpos` and slot `s` at `spos` into non-full node `n`.
-    fn insert_at(&mut self, n: u32, kpos: usize, k: u64, spos: usize, s: u64, e: &mut impl Emit) {
+    /// `dn`: the load that gave `n`'s address.
+    fn insert_at(&mut self, (n, dn): (u32, Dep), kpos: usize, k: u64, spos: usize, s: u64, e: &mut impl Emit) {
         let nk = self.nkeys(n);
         let ns = self.nslots(n, nk);
         for j in (kpos..nk).rev() {
             e.ins(INS_MOVE);
-            e.load(self.key_addr(n, j), 8);
-            e.store(self.key_addr(n, j + 1), 8);
+            e.load_on(self.key_addr(n, j), 8, dn);
+            e.store_on(self.key_addr(n, j + 1), 8, dn);
         }
         for j in (spos..ns).rev() {
             e.ins(INS_MOVE);
-            e.load(self.slot_addr(n, j), 8);
-            e.store(self.slot_addr(n, j + 1), 8);
+            e.load_on(self.slot_addr(n, j), 8, dn);
+            e.store_on(self.slot_addr(n, j + 1), 8, dn);
         }
         e.ins(INS_MOVE);
-        e.store(self.key_addr(n, kpos), 8);
-        e.store(self.slot_addr(n, spos), 8);
-        e.store(self.addr(n), 4);
+        e.store_on(self.key_addr(n, kpos), 8, dn);
+        e.store_on(self.slot_addr(n, spos), 8, dn);
+        e.store_on(self.addr(n), 4, dn);
         let (kb, sb) = (self.base(n) + 3, self.base(n) + 3 + self.f);
         self.node.copy_within(kb + kpos..kb + nk, kb + kpos + 1);
         self.node[kb + kpos] = k;
@@ -382,10 +395,11 @@ impl Tree {
 
     /// Split full node `n` while inserting key `k` at `kpos` and slot `s` at
     /// `spos`. Returns the separator for the parent and the new right node.
+    /// `dn`: the load that gave `n`'s address (the new node's is `malloc`'s).
     #[allow(clippy::too_many_arguments)]
     fn split(
         &mut self,
-        n: u32,
+        (n, dn): (u32, Dep),
         kpos: usize,
         k: u64,
         spos: usize,
@@ -425,33 +439,33 @@ impl Tree {
         for t in rk..=f {
             e.ins(INS_MOVE);
             if let Some(o) = old_k(t) {
-                e.load(self.key_addr(n, o), 8);
+                e.load_on(self.key_addr(n, o), 8, dn);
             }
             e.store(self.key_addr(r, t - rk), 8);
         }
         for t in ls..=ns {
             e.ins(INS_MOVE);
             if let Some(o) = old_s(t) {
-                e.load(self.slot_addr(n, o), 8);
+                e.load_on(self.slot_addr(n, o), 8, dn);
             }
             e.store(self.slot_addr(r, t - ls), 8);
         }
         for t in kpos..lk {
             e.ins(INS_MOVE);
             if let Some(o) = old_k(t) {
-                e.load(self.key_addr(n, o), 8);
+                e.load_on(self.key_addr(n, o), 8, dn);
             }
-            e.store(self.key_addr(n, t), 8);
+            e.store_on(self.key_addr(n, t), 8, dn);
         }
         for t in spos..ls {
             e.ins(INS_MOVE);
             if let Some(o) = old_s(t) {
-                e.load(self.slot_addr(n, o), 8);
+                e.load_on(self.slot_addr(n, o), 8, dn);
             }
-            e.store(self.slot_addr(n, t), 8);
+            e.store_on(self.slot_addr(n, t), 8, dn);
         }
         e.ins(INS_MOVE);
-        e.store(self.addr(n), 4);
+        e.store_on(self.addr(n), 4, dn);
         e.store(self.addr(r), 4);
 
         // Host: write both halves.
@@ -464,9 +478,9 @@ impl Tree {
         self.set_nkeys(r, f + 1 - rk);
         if leaf {
             e.ins(INS_MOVE);
-            e.load(self.next_addr(n), 8);
+            e.load_on(self.next_addr(n), 8, dn);
             e.store(self.next_addr(r), 8);
-            e.store(self.next_addr(n), 8);
+            e.store_on(self.next_addr(n), 8, dn);
             let (nb, rb) = (self.base(n), self.base(r));
             self.node[rb + 2] = self.node[nb + 2];
             self.node[nb + 2] = r as u64;
@@ -705,7 +719,7 @@ mod tests {
                 e.finish();
                 let mut got = VecSink::default();
                 let mut e = Emitter::new(&mut got);
-                let p = if upper { t.upper_bound(n, k, &mut e) } else { t.lower_bound(n, k, &mut e) };
+                let p = if upper { t.upper_bound(n, Dep::NONE, k, &mut e) } else { t.lower_bound(n, Dep::NONE, k, &mut e) };
                 e.finish();
                 assert_eq!(p, lo);
                 assert_eq!(got.records, want.records);
@@ -769,5 +783,52 @@ mod tests {
         // Emitting the build adds its stores in front.
         let with_build = emitted("btree", &[("keys", "2000"), ("lookups", "10"), ("emit_build", "true")], 1);
         assert!(with_build.iter().any(|r| r.2 == crate::access::AccessKind::Store));
+    }
+
+    #[test]
+    fn each_node_depends_on_the_child_pointer_that_named_it() {
+        use crate::access::AccessKind;
+        use crate::workload::tests::{check_deps, emitted_deps};
+        let kv = [("keys", "20000"), ("fanout", "8"), ("lookups", "3000")];
+        let (recs, deps) = emitted_deps("btree", &kv, 4);
+        check_deps(&recs, &deps);
+        // The tree as the workload builds it, to tell node addresses.
+        let p = Params::resolve("btree", PARAMS, &params(&kv), 4).unwrap();
+        let w = BTree::new(&p).unwrap();
+        let mut space = AddressSpace::new();
+        let (t, _) = quiet(|e| w.build(&mut space, e, 0)).unwrap();
+        let chunk = node_bytes(8);
+        let mut starts: Vec<(u64, u32)> = (0..t.nodes() as u32).map(|n| (t.addr(n), n)).collect();
+        starts.sort_unstable();
+        let node_of = |a: u64| {
+            let j = starts.partition_point(|&(s, _)| s <= a).checked_sub(1)?;
+            let (s, n) = starts[j];
+            (a < s + chunk).then_some(n)
+        };
+        let mut lookups = 0;
+        for (i, r) in recs.iter().enumerate() {
+            assert_eq!(r.2, AccessKind::Load);
+            let d = deps[i] as usize;
+            if r.1 == t.tree_addr {
+                // `tree->root` starts each descent: no dependency.
+                assert_eq!(d, 0);
+                lookups += 1;
+                continue;
+            }
+            assert!(d > 0, "node load {i} without a dependency");
+            let n = node_of(r.1).expect("a node load");
+            let p = recs[i - d].1;
+            if p == t.tree_addr {
+                assert_eq!(n, t.root);
+            } else {
+                // The producer is the child-pointer slot of the parent, whose
+                // value is this node.
+                let parent = node_of(p).unwrap();
+                let slot = ((p - t.slot_addr(parent, 0)) / 8) as usize;
+                assert!(!t.is_leaf(parent));
+                assert_eq!(t.slot(parent, slot), n, "record {i}");
+            }
+        }
+        assert_eq!(lookups, 3000);
     }
 }

@@ -34,6 +34,12 @@
 //! then 8 for the two distances; the decision 2 when the cost falls, else 40
 //! (an RNG draw and `exp`); 4 before the swap's accesses.
 //!
+//! Dependencies: a location's `x` and `y` loads depend on the `present_loc`
+//! load that points at it; a list's neighbour-pointer loads on the vector's
+//! `begin` load; a neighbour's `present_loc` load on the pointer load that
+//! named it. The two moved elements are indexed from the RNG (registers), so
+//! their own `present_loc`, list `begin`/`end` and the swap's accesses have none.
+//!
 //! ## Choices
 //! - The netlist is generated: element `i`'s fan-in count is uniform in
 //!   `1..=2·fanin−1` (mean `fanin`), its sources uniform over the other
@@ -50,6 +56,7 @@
 
 use rand::Rng;
 
+use super::emit::Dep;
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
 use crate::rng::{component_rng, SimRng};
@@ -222,10 +229,10 @@ impl Netlist {
     fn read_loc(&self, i: u32, e: &mut Emitter) -> (i64, i64) {
         let loc = self.loc_of[i as usize];
         e.ins(INS_LOC);
-        e.load(self.elem(i) + OFF_LOC, 8);
+        let dl = e.load_on(self.elem(i) + OFF_LOC, 8, Dep::NONE);
         e.ins(INS_LOC);
-        e.load(self.a_locs + 8 * loc as u64, 4);
-        e.load(self.a_locs + 8 * loc as u64 + 4, 4);
+        e.load_on(self.a_locs + 8 * loc as u64, 4, dl);
+        e.load_on(self.a_locs + 8 * loc as u64 + 4, 4, dl);
         self.xy(loc)
     }
 
@@ -237,14 +244,14 @@ impl Netlist {
             (&self.fanin_off, &self.fanin, self.fanin_buf[i as usize], OFF_FANIN)
         };
         e.ins(INS_LIST);
-        e.load(self.elem(i) + off, 8);
+        let dbegin = e.load_on(self.elem(i) + off, 8, Dep::NONE);
         e.load(self.elem(i) + off + 8, 8);
         let (mut no, mut yes) = (0i64, 0i64);
         let nbrs = &list[offs[i as usize] as usize..offs[i as usize + 1] as usize];
         for (j, &nb) in nbrs.iter().enumerate() {
             e.ins(2);
-            e.load(buf + 8 * j as u64, 8);
-            let p = self.read_nbr(nb, e);
+            let dp = e.load_on(buf + 8 * j as u64, 8, dbegin);
+            let p = self.read_nbr(nb, dp, e);
             no += (old.0 - p.0).abs() + (old.1 - p.1).abs();
             yes += (new.0 - p.0).abs() + (new.1 - p.1).abs();
             e.ins(INS_DIST);
@@ -253,13 +260,14 @@ impl Netlist {
     }
 
     #[inline(always)]
-    fn read_nbr(&self, nb: u32, e: &mut Emitter) -> (i64, i64) {
+    /// `dp`: the pointer load that gave `nb`'s address.
+    fn read_nbr(&self, nb: u32, dp: Dep, e: &mut Emitter) -> (i64, i64) {
         let loc = self.loc_of[nb as usize];
         e.ins(1);
-        e.load(self.elem(nb) + OFF_LOC, 8);
+        let dl = e.load_on(self.elem(nb) + OFF_LOC, 8, dp);
         e.ins(1);
-        e.load(self.a_locs + 8 * loc as u64, 4);
-        e.load(self.a_locs + 8 * loc as u64 + 4, 4);
+        e.load_on(self.a_locs + 8 * loc as u64, 4, dl);
+        e.load_on(self.a_locs + 8 * loc as u64 + 4, 4, dl);
         self.xy(loc)
     }
 

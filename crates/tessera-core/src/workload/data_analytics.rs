@@ -38,6 +38,14 @@
 //! total. A rehash costs 2 per old slot (state load) plus the entry's loads and
 //! its insertion into the new arrays, and 2 per 64 bytes zeroed.
 //!
+//! Dependencies: a counted token's word id comes from its token-buffer load,
+//! so every access of its map update (each probe's `state` and `table`
+//! loads — the slots are computed from the key's hash, the compares only
+//! decide how far to go — and the count's load and store or the new entry's
+//! stores) and its word-total load and store depend on that load. In a rehash
+//! the re-insertion's probes and stores depend on the old entry's key load.
+//! Class totals (class from the RNG), tokenising and the zeroing have none.
+//!
 //! ## Choices
 //! - Colt's `PrimeFinder` returns primes from a table; this uses the smallest
 //!   prime at or above the requested capacity.
@@ -49,6 +57,7 @@
 
 use rand::Rng;
 
+use super::emit::Dep;
 use super::kit::{huge_vec, next_prime, store_range};
 use super::zipf::{zeta, Zipf};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -205,9 +214,9 @@ impl OpenMap {
     }
 
     /// Colt's `indexOfInsertion`: `Ok(slot)` holding `key`, or `Err(slot)` of
-    /// the free slot where it would go.
+    /// the free slot where it would go. `on`: the load that gave `key`.
     #[inline]
-    fn index_of_insertion(&self, key: u64, e: &mut Emitter) -> std::result::Result<u64, u64> {
+    fn index_of_insertion(&self, key: u64, on: Dep, e: &mut Emitter) -> std::result::Result<u64, u64> {
         let h = ((key ^ (key >> 32)) as u32 & 0x7fff_ffff) as u64;
         let mut i = h % self.cap;
         let mut dec = h % (self.cap - 2);
@@ -217,12 +226,12 @@ impl OpenMap {
         e.ins(INS_HASH);
         loop {
             e.ins(3);
-            e.load(self.a_state + i, 1);
+            e.load_on(self.a_state + i, 1, on);
             if self.state[i as usize] != FULL {
                 return Err(i);
             }
             e.ins(2);
-            e.load(self.a_table + 8 * i, 8);
+            e.load_on(self.a_table + 8 * i, 8, on);
             if self.table[i as usize] == key {
                 return Ok(i);
             }
@@ -230,13 +239,13 @@ impl OpenMap {
         }
     }
 
-    /// Colt's `adjustOrPutValue(key, 1, 1)`.
-    pub fn increment(&mut self, key: u64, space: &mut AddressSpace, e: &mut Emitter) {
-        let i = match self.index_of_insertion(key, e) {
+    /// Colt's `adjustOrPutValue(key, 1, 1)`. `on`: the load that gave `key`.
+    pub fn increment(&mut self, key: u64, on: Dep, space: &mut AddressSpace, e: &mut Emitter) {
+        let i = match self.index_of_insertion(key, on, e) {
             Ok(i) => {
                 e.ins(2);
-                e.load(self.a_values + 4 * i, 4);
-                e.store(self.a_values + 4 * i, 4);
+                e.load_on(self.a_values + 4 * i, 4, on);
+                e.store_on(self.a_values + 4 * i, 4, on);
                 self.values[i as usize] += 1;
                 return;
             }
@@ -244,12 +253,12 @@ impl OpenMap {
         };
         if self.distinct > self.high_water {
             self.rehash(grow_capacity(self.distinct + 1), space, e);
-            return self.increment(key, space, e);
+            return self.increment(key, on, space, e);
         }
         e.ins(3);
-        e.store(self.a_table + 8 * i, 8);
-        e.store(self.a_values + 4 * i, 4);
-        e.store(self.a_state + i, 1);
+        e.store_on(self.a_table + 8 * i, 8, on);
+        e.store_on(self.a_values + 4 * i, 4, on);
+        e.store_on(self.a_state + i, 1, on);
         self.table[i as usize] = key;
         self.values[i as usize] = 1;
         if self.state[i as usize] == FREE {
@@ -275,14 +284,14 @@ impl OpenMap {
                 continue;
             }
             e.ins(2);
-            e.load(ot + 8 * i as u64, 8);
+            let dk = e.load_on(ot + 8 * i as u64, 8, Dep::NONE);
             e.load(ov + 4 * i as u64, 4);
             let key = old_table[i];
-            let j = self.index_of_insertion(key, e).expect_err("keys are distinct");
+            let j = self.index_of_insertion(key, dk, e).expect_err("keys are distinct");
             e.ins(3);
-            e.store(self.a_table + 8 * j, 8);
-            e.store(self.a_values + 4 * j, 4);
-            e.store(self.a_state + j, 1);
+            e.store_on(self.a_table + 8 * j, 8, dk);
+            e.store_on(self.a_values + 4 * j, 4, dk);
+            e.store_on(self.a_state + j, 1, dk);
             self.table[j as usize] = key;
             self.values[j as usize] = old_values[i];
             self.state[j as usize] = FULL;
@@ -400,11 +409,11 @@ impl Workload for DataAnalytics {
             }
             for (t, &w) in tokens.iter().enumerate() {
                 e.ins(4);
-                e.load(a_tokens + 4 * t as u64, 4);
-                counts.increment(class << 32 | w as u64, &mut space, e);
+                let dw = e.load_on(a_tokens + 4 * t as u64, 4, Dep::NONE);
+                counts.increment(class << 32 | w as u64, dw, &mut space, e);
                 e.ins(3);
-                e.load(a_words + 8 * w as u64, 8);
-                e.store(a_words + 8 * w as u64, 8);
+                e.load_on(a_words + 8 * w as u64, 8, dw);
+                e.store_on(a_words + 8 * w as u64, 8, dw);
                 word_totals[w as usize] += 1.0;
             }
             e.ins(6);

@@ -41,6 +41,17 @@
 //! data entry scanned; flush and compaction: 3 per memtable node or 12 per
 //! merged entry, plus the writes of the output.
 //!
+//! Dependencies: in the skip list each `next` pointer load depends on the
+//! load that gave its node (the previous `next`; the head's address is a
+//! register), and a node's key load on the `next` load that named it; an
+//! update in place, a read's value and a flush's walk of level 0 depend on the
+//! load that gave their node, and an insertion's link stores into each
+//! predecessor on the load that gave that predecessor. In an SSTable read the
+//! data-block entries (keys, version, value) depend on the sparse index's
+//! offset load. Bloom probes (hashed), the index's binary search (compares
+//! only: control), the commit log, SSTable writes and merge reads (counters)
+//! have none.
+//!
 //! ## Choices
 //! - Values are a single `value_size`-byte field (YCSB's default record has
 //!   ten 100-byte fields; `value_size=1000` gives its size). Versions stand in
@@ -56,7 +67,8 @@ use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
 
-use super::kit::{Emit, Quiet, copy_range, fnv64, load_range, mix64, store_range};
+use super::emit::Dep;
+use super::kit::{copy_range_on, fnv64, load_range_on, mix64, store_range, store_range_on, Emit, Quiet};
 use super::zipf::ScrambledZipf;
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -183,48 +195,49 @@ impl Memtable {
     }
 
     /// The first node with key `>= key`, filling `prev` with each level's
-    /// last node before it.
-    fn seek(&self, key: u64, prev: &mut [u32; MAX_H], e: &mut impl Emit) -> u32 {
+    /// last node before it; each node comes with the load that gave its
+    /// address (the head's is [`Dep::NONE`]).
+    fn seek(&self, key: u64, prev: &mut [(u32, Dep); MAX_H], e: &mut impl Emit) -> (u32, Dep) {
         e.ins(2);
         e.load(self.a_list, 4);
-        let mut x = 0u32;
-        let mut cand = NIL;
+        let (mut x, mut dx) = (0u32, Dep::NONE);
+        let mut cand = (NIL, Dep::NONE);
         for l in (0..self.cur_h).rev() {
             loop {
                 e.ins(2);
-                e.load(self.next_addr(x, l), 8);
+                let dnx = e.load_on(self.next_addr(x, l), 8, dx);
                 let nx = self.next[x as usize * MAX_H + l];
                 if nx == NIL {
-                    cand = NIL;
+                    cand = (NIL, Dep::NONE);
                     break;
                 }
                 e.ins(3);
-                e.load(self.addr[nx as usize], 8);
+                e.load_on(self.addr[nx as usize], 8, dnx);
                 if self.keys[nx as usize] < key {
-                    x = nx;
+                    (x, dx) = (nx, dnx);
                 } else {
-                    cand = nx;
+                    cand = (nx, dnx);
                     break;
                 }
             }
-            prev[l] = x;
+            prev[l] = (x, dx);
         }
         cand
     }
 
-    fn find(&self, key: u64, e: &mut impl Emit) -> Option<u32> {
-        let mut prev = [0u32; MAX_H];
-        let n = self.seek(key, &mut prev, e);
-        (n != NIL && self.keys[n as usize] == key).then_some(n)
+    fn find(&self, key: u64, e: &mut impl Emit) -> Option<(u32, Dep)> {
+        let mut prev = [(0u32, Dep::NONE); MAX_H];
+        let (n, dn) = self.seek(key, &mut prev, e);
+        (n != NIL && self.keys[n as usize] == key).then_some((n, dn))
     }
 
     fn upsert(&mut self, key: u64, ver: u64, vs: u64, rng: &mut SimRng, space: &mut AddressSpace, e: &mut impl Emit) {
-        let mut prev = [0u32; MAX_H];
-        let n = self.seek(key, &mut prev, e);
+        let mut prev = [(0u32, Dep::NONE); MAX_H];
+        let (n, dn) = self.seek(key, &mut prev, e);
         if n != NIL && self.keys[n as usize] == key {
             e.ins(2);
-            e.store(self.addr[n as usize] + 8, 8);
-            store_range(e, self.value_addr(n), vs, INS_COPY);
+            e.store_on(self.addr[n as usize] + 8, 8, dn);
+            store_range_on(e, self.value_addr(n), vs, INS_COPY, dn);
             self.vers[n as usize] = ver;
             return;
         }
@@ -234,7 +247,7 @@ impl Memtable {
         }
         if h > self.cur_h {
             for p in prev.iter_mut().take(h).skip(self.cur_h) {
-                *p = 0;
+                *p = (0, Dep::NONE);
             }
             e.ins(2);
             e.store(self.a_list, 4);
@@ -255,11 +268,11 @@ impl Memtable {
         e.store(a + 8, 8);
         e.store(a + 16, 4);
         store_range(e, self.value_addr(id), vs, INS_COPY);
-        for (l, &p) in prev.iter().enumerate().take(h) {
+        for (l, &(p, dp)) in prev.iter().enumerate().take(h) {
             e.ins(2);
-            e.load(self.next_addr(p, l), 8);
+            e.load_on(self.next_addr(p, l), 8, dp);
             e.store(self.next_addr(id, l), 8);
-            e.store(self.next_addr(p, l), 8);
+            e.store_on(self.next_addr(p, l), 8, dp);
             self.next[id as usize * MAX_H + l] = self.next[p as usize * MAX_H + l];
             self.next[p as usize * MAX_H + l] = id;
         }
@@ -329,13 +342,14 @@ impl Writer {
         }
     }
 
-    fn add(&mut self, key: u64, ver: u64, value_src: u64, vs: u64, e: &mut impl Emit) {
+    /// `src_on`: the load that gave `value_src`'s address.
+    fn add(&mut self, key: u64, ver: u64, value_src: u64, src_on: Dep, vs: u64, e: &mut impl Emit) {
         let i = self.t.keys.len() as u64;
         let a = self.t.a_data + i * self.es;
         e.ins(4);
         e.store(a, 8);
         e.store(a + 8, 8);
-        copy_range(e, value_src, a + 16, vs, INS_COPY);
+        copy_range_on(e, value_src, a + 16, vs, INS_COPY, src_on, Dep::NONE);
         if (i as usize).is_multiple_of(INDEX_INTERVAL) {
             e.ins(4);
             e.store(self.t.a_index + 16 * (i / INDEX_INTERVAL as u64), 16);
@@ -389,15 +403,15 @@ impl SsTable {
         }
         let start = (lo - 1) * INDEX_INTERVAL;
         e.ins(2);
-        e.load(self.a_index + 16 * (lo as u64 - 1) + 8, 8);
+        let doff = e.load_on(self.a_index + 16 * (lo as u64 - 1) + 8, 8, Dep::NONE);
         for i in start..(start + INDEX_INTERVAL).min(self.len()) {
             let a = self.entry_addr(i, es);
             e.ins(4);
-            e.load(a, 8);
+            e.load_on(a, 8, doff);
             if self.keys[i] == key {
                 e.ins(2);
-                e.load(a + 8, 8);
-                load_range(e, a + 16, vs, INS_COPY);
+                e.load_on(a + 8, 8, doff);
+                load_range_on(e, a + 16, vs, INS_COPY, doff);
                 return Some(self.vers[i]);
             }
             if self.keys[i] > key {
@@ -456,10 +470,10 @@ impl Lsm {
 
     /// The newest version of `key`.
     pub fn read(&self, key: u64, e: &mut impl Emit) -> Option<u64> {
-        if let Some(n) = self.mem.find(key, e) {
+        if let Some((n, dn)) = self.mem.find(key, e) {
             e.ins(2);
-            e.load(self.mem.addr[n as usize] + 8, 8);
-            load_range(e, self.mem.value_addr(n), self.vs, INS_COPY);
+            e.load_on(self.mem.addr[n as usize] + 8, 8, dn);
+            load_range_on(e, self.mem.value_addr(n), self.vs, INS_COPY, dn);
             return Some(self.mem.vers[n as usize]);
         }
         let mut best: Option<u64> = None;
@@ -481,13 +495,14 @@ impl Lsm {
 
     fn flush(&mut self, space: &mut AddressSpace, e: &mut impl Emit) {
         let mut w = Writer::new(self.mem.len() as u64, self.es, space);
-        let mut n = self.mem.next[0];
+        // head->next[0] is not loaded: the walk starts from the value held.
+        let (mut n, mut dn) = (self.mem.next[0], Dep::NONE);
         while n != NIL {
             e.ins(3);
-            e.load(self.mem.addr[n as usize], 8);
-            e.load(self.mem.addr[n as usize] + 8, 8);
-            w.add(self.mem.keys[n as usize], self.mem.vers[n as usize], self.mem.value_addr(n), self.vs, e);
-            e.load(self.mem.next_addr(n, 0), 8);
+            e.load_on(self.mem.addr[n as usize], 8, dn);
+            e.load_on(self.mem.addr[n as usize] + 8, 8, dn);
+            w.add(self.mem.keys[n as usize], self.mem.vers[n as usize], self.mem.value_addr(n), dn, self.vs, e);
+            dn = e.load_on(self.mem.next_addr(n, 0), 8, dn);
             n = self.mem.next[n as usize * MAX_H];
         }
         self.add_table(w.t);
@@ -561,7 +576,7 @@ impl Lsm {
                 }
             }
             let (ver, src) = best.expect("at least one input holds the key");
-            w.add(key, ver, src, self.vs, e);
+            w.add(key, ver, src, Dep::NONE, self.vs, e);
         }
         for t in inputs {
             space.free(t.a_index);

@@ -26,6 +26,13 @@
 //! re-hashes each later entry of the cluster (8) and moves it with a value
 //! load and two stores.
 //!
+//! Dependencies: none. The operation's key comes from the generator (a
+//! register), every probed slot is its hash plus a counter, and the value
+//! and entry accesses use the slot the probe stopped at; the key compares and
+//! the backward shift's home-slot test only decide *where to stop* (control
+//! dependencies, predicted; see [`super::emit`]), so no address is computed
+//! from a loaded value.
+//!
 //! ## Choices
 //! - The hash is splitmix64's finaliser masked to the table size (PBBS uses a
 //!   similar multiplicative integer hash).

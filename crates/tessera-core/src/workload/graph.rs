@@ -32,6 +32,10 @@
 //!   function).
 //! - **BFS** ([`bfs_top_down`]): the serial top-down queue BFS of the Graph500
 //!   reference (`seq-csr`) and of PBBS (`serialBFS`), which are the same loop.
+//!   Dependencies: `offsets[u]`, `offsets[u+1]` depend on the `queue[head]`
+//!   load that gave `u`; `targets[k]` on the `offsets[u]` load (the list's
+//!   start); `parent[v]` (load and store) on the `targets[k]` load that gave
+//!   `v`. The `queue[tail]` store's address is a register counter: none.
 //!
 //! ## Choices
 //! - Generation, CSR construction, root sampling and validation run on the host
@@ -53,6 +57,7 @@
 
 use rand::{Rng, RngCore};
 
+use super::emit::Dep;
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params};
 use crate::error::{Error, Result};
@@ -523,19 +528,19 @@ pub fn bfs_top_down(
     let (mut head, mut tail) = (0usize, 1usize);
     while head < tail {
         e.ins(2);
-        let u = queue.ld(head, e);
+        let (u, du) = queue.ld_on(head, Dep::NONE, e);
         head += 1;
         e.ins(2);
-        let lo = g.offsets.ld(u as usize, e);
+        let (lo, dlo) = g.offsets.ld_on(u as usize, du, e);
         e.ins(1);
-        let hi = g.offsets.ld(u as usize + 1, e);
+        let hi = g.offsets.ld_on(u as usize + 1, du, e).0;
         for k in lo as usize..hi as usize {
             e.ins(2);
-            let v = g.targets.ld(k, e);
+            let (v, dv) = g.targets.ld_on(k, dlo, e);
             e.ins(2);
-            if parent.ld(v as usize, e) == NONE {
+            if parent.ld_on(v as usize, dv, e).0 == NONE {
                 e.ins(1);
-                parent.st(v as usize, u, e);
+                parent.st_on(v as usize, u, dv, e);
                 e.ins(2);
                 queue.st(tail, v, e);
                 tail += 1;

@@ -33,6 +33,11 @@
 //! - shift the cursors back into starts, per entry: 1 + load `offsets[i-1]`,
 //!   2 + store `offsets[i]`; then 1 + store `offsets[0] = 0`.
 //!
+//! Dependencies: the BFS's, as [`super::graph::bfs_top_down`] gives them
+//! (`offsets[u]` on `queue[head]`, `targets[k]` on `offsets[u]`, `parent[v]`
+//! on `targets[k]`); in kernel 1, `offsets[x]` (load and store) on the edge
+//! load that gave `x`, and `targets[cursor]` on the `offsets[x]` load.
+//!
 //! ## Choices
 //! - Vertex ids are 32-bit. The reference uses `int64_t`, so its edge list,
 //!   adjacency and parent arrays are twice as large as ours at equal scale.
@@ -40,6 +45,7 @@
 //!   roots instead of 64, so a default run takes seconds; both are parameters.
 //! - Roots come from the seed through `workload.graph500-bfs.roots`.
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, SimCsr, Work, NONE};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -134,13 +140,13 @@ pub(crate) fn construct_csr(
     }
     for k in 0..edges.len() {
         e.ins(2);
-        let [u, v] = edges.ld(k, e);
+        let ([u, v], de) = edges.ld_on(k, Dep::NONE, e);
         if u != v {
             for x in [u as usize + 1, v as usize + 1] {
                 e.ins(2);
-                let d = off.ld(x, e);
+                let d = off.ld_on(x, de, e).0;
                 e.ins(1);
-                off.st(x, d + 1, e);
+                off.st_on(x, d + 1, de, e);
             }
         }
         if k & 0xffff == 0xffff && e.stopped() {
@@ -157,15 +163,15 @@ pub(crate) fn construct_csr(
     let mut targets = SimVec::alloc(space, acc as usize, 0u32);
     for k in 0..edges.len() {
         e.ins(2);
-        let [u, v] = edges.ld(k, e);
+        let ([u, v], de) = edges.ld_on(k, Dep::NONE, e);
         if u != v {
             for (x, y) in [(u as usize, v), (v as usize, u)] {
                 e.ins(2);
-                let c = off.ld(x, e);
+                let (c, dc) = off.ld_on(x, de, e);
                 e.ins(2);
-                targets.st(c as usize, y, e);
+                targets.st_on(c as usize, y, dc, e);
                 e.ins(1);
-                off.st(x, c + 1, e);
+                off.st_on(x, c + 1, de, e);
             }
         }
         if k & 0xffff == 0xffff && e.stopped() {

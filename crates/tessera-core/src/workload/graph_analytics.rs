@@ -32,6 +32,11 @@
 //!   `scores[v]` (multiply-add). GAP also reads the old score to measure
 //!   convergence; with a fixed iteration count that read is left out.
 //!
+//! Dependencies: in the gather, `targets[k]` depends on the `offsets` load
+//! that gave the list's start, and `contrib[u]` on the `targets[k]` load that
+//! gave `u`; the contribution pass and the `scores` stores index by the loop
+//! counter and have none.
+//!
 //! ## Choices
 //! - Pull rather than push: no atomics or scattered writes, the access pattern
 //!   of GAP and of GraphX-style gathers; the random traffic is the
@@ -41,6 +46,7 @@
 //! - Default scale 18 with edge factor 16 and 5 iterations keeps a default
 //!   run to seconds; CloudSuite's footprints need scale 24 and up.
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, SimCsr};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -116,20 +122,23 @@ pub fn pagerank(space: &mut AddressSpace, g: &SimCsr, iterations: u64, damping: 
             contrib.st(u, c, e);
         }
         e.ins(2);
-        let mut lo = g.offsets.ld(0, e) as usize;
+        let (lo0, mut dlo) = g.offsets.ld_on(0, Dep::NONE, e);
+        let mut lo = lo0 as usize;
         for v in 0..n {
             e.ins(2);
-            let hi = g.offsets.ld(v + 1, e) as usize;
+            let (hi, dhi) = g.offsets.ld_on(v + 1, Dep::NONE, e);
+            let hi = hi as usize;
             let mut sum = 0.0f64;
             for k in lo..hi {
                 e.ins(3);
-                let u = g.targets.ld(k, e);
+                let (u, du) = g.targets.ld_on(k, dlo, e);
                 e.ins(2);
-                sum += contrib.ld(u as usize, e);
+                sum += contrib.ld_on(u as usize, du, e).0;
             }
             e.ins(4);
             scores.st(v, base + damping * sum, e);
             lo = hi;
+            dlo = dhi;
             if v & 0xfff == 0xfff {
                 e.progress(it * n as u64 + v as u64, total);
                 if e.stopped() {
@@ -176,5 +185,40 @@ mod tests {
         let hub = (0..n).max_by_key(|&v| csr.degree(v)).unwrap();
         let top = (0..n).max_by(|&a, &b| got[a].partial_cmp(&got[b]).unwrap()).unwrap();
         assert!(csr.degree(top) * 2 >= csr.degree(hub), "top-ranked {top} vs hub {hub}");
+    }
+
+    #[test]
+    fn gather_loads_depend_on_the_neighbour_list() {
+        use crate::access::AccessKind;
+        use crate::workload::tests::{check_deps, emitted_deps};
+        let kv = [("scale", "9"), ("edgefactor", "4"), ("iterations", "2")];
+        let (recs, deps) = emitted_deps("graph-analytics", &kv, 5);
+        check_deps(&recs, &deps);
+        let csr = GraphInput { kind: graph::GraphKind::Rmat, scale: 9, edgefactor: 4 }.csr(5, true);
+        let mut space = AddressSpace::new();
+        let g = SimCsr::place(&mut space, csr);
+        let n = g.n();
+        let _scores = SimVec::alloc(&mut space, n, 0.0f64);
+        let contrib = SimVec::alloc(&mut space, n, 0.0f64);
+        let in_targets = |a: u64| (g.targets.base..g.targets.base + g.targets.bytes()).contains(&a);
+        let in_offsets = |a: u64| (g.offsets.base..g.offsets.base + g.offsets.bytes()).contains(&a);
+        let (mut gathers, mut contrib_loads) = (0, 0);
+        for (i, r) in recs.iter().enumerate() {
+            let d = deps[i] as usize;
+            if in_targets(r.1) {
+                gathers += 1;
+                assert!(d > 0 && in_offsets(recs[i - d].1), "targets load {i} not on an offsets load");
+            } else if r.2 == AccessKind::Load && (contrib.base..contrib.base + contrib.bytes()).contains(&r.1) {
+                // contrib[u] right after the targets[k] load holding u.
+                contrib_loads += 1;
+                assert_eq!(d, 1);
+                let k = ((recs[i - 1].1 - g.targets.base) / 4) as usize;
+                assert_eq!(contrib.addr(g.targets.data[k] as usize), r.1);
+            } else {
+                assert_eq!(d, 0, "record {i}");
+            }
+        }
+        assert_eq!(gathers, 2 * g.nnz());
+        assert_eq!(contrib_loads, gathers);
     }
 }

@@ -14,6 +14,11 @@
 //! front of them (index arithmetic, shift/compare/xor, mask, xor + loop).
 //! Table initialisation (`table[i] = i`) is not emitted by default (HPCC does
 //! not time it); `init=true` emits it first.
+//! Dependencies: none are emitted. The table index is HPCC's register RNG
+//! step; strictly it is computed from the `ran[j]` stack load, but that load
+//! hits the L1 (the 1 KiB stack array is rewritten every 128 updates), so a
+//! dependency would add an L1 latency per update without serialising the
+//! table misses; left out (a choice to revisit, not a measurement).
 //!
 //! ## Choices
 //! - The table's values never influence which addresses are touched, so the

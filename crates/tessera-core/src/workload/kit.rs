@@ -8,6 +8,10 @@
 //!   start at the range's first byte, so an unaligned range can straddle cache
 //!   lines as a real copy does.
 //!
+//! - [`load_range_on`] / [`store_range_on`] / [`copy_range_on`]: the same
+//!   passes over a range whose address needs an earlier load's value (an
+//!   object reached through a pointer); every access carries the dependency.
+//!
 //! - [`Emit`] is what data-structure code emits through: the run's
 //!   [`Emitter`], or [`Quiet`] for set-up phases a workload does not emit
 //!   (building an index, warming a cache), which then cost nothing.
@@ -18,6 +22,7 @@
 //! - [`fnv64`] is YCSB's `fnvhash64` (FNV-1a over the 8 little-endian bytes,
 //!   sign bit cleared), used to scramble Zipfian ranks and to name records.
 
+use super::emit::Dep;
 use super::Emitter;
 
 /// A destination for a data structure's accesses.
@@ -25,6 +30,11 @@ pub trait Emit {
     fn ins(&mut self, n: u32);
     fn load(&mut self, vaddr: u64, size: u8);
     fn store(&mut self, vaddr: u64, size: u8);
+    /// A load whose address needs the value loaded by `on` ([`Dep::NONE`]:
+    /// none); returns this load's place, for the accesses that need its value.
+    fn load_on(&mut self, vaddr: u64, size: u8, on: Dep) -> Dep;
+    /// A store whose address needs the value loaded by `on`.
+    fn store_on(&mut self, vaddr: u64, size: u8, on: Dep);
 }
 
 impl Emit for Emitter<'_> {
@@ -40,6 +50,14 @@ impl Emit for Emitter<'_> {
     fn store(&mut self, vaddr: u64, size: u8) {
         Emitter::store(self, vaddr, size)
     }
+    #[inline(always)]
+    fn load_on(&mut self, vaddr: u64, size: u8, on: Dep) -> Dep {
+        Emitter::load_on(self, vaddr, size, on)
+    }
+    #[inline(always)]
+    fn store_on(&mut self, vaddr: u64, size: u8, on: Dep) {
+        Emitter::store_on(self, vaddr, size, on)
+    }
 }
 
 /// Discards everything, at no cost (set-up phases that are not emitted).
@@ -52,6 +70,12 @@ impl Emit for Quiet {
     fn load(&mut self, _: u64, _: u8) {}
     #[inline(always)]
     fn store(&mut self, _: u64, _: u8) {}
+    #[inline(always)]
+    fn load_on(&mut self, _: u64, _: u8, _: Dep) -> Dep {
+        Dep::NONE
+    }
+    #[inline(always)]
+    fn store_on(&mut self, _: u64, _: u8, _: Dep) {}
 }
 
 /// Bytes covered by one emitted access of a bulk copy.
@@ -98,6 +122,45 @@ pub fn store_range(e: &mut impl Emit, addr: u64, len: u64, ins: u32) {
         let n = CHUNK.min(len - off);
         e.ins(ins);
         e.store(addr + off, n as u8);
+        off += n;
+    }
+}
+
+/// [`load_range`] of a range whose address needs the value loaded by `on`
+/// (a field run of an object reached through a pointer).
+#[inline]
+pub fn load_range_on(e: &mut impl Emit, addr: u64, len: u64, ins: u32, on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.load_on(addr + off, n as u8, on);
+        off += n;
+    }
+}
+
+/// [`store_range`] of a range whose address needs the value loaded by `on`.
+#[inline]
+pub fn store_range_on(e: &mut impl Emit, addr: u64, len: u64, ins: u32, on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.store_on(addr + off, n as u8, on);
+        off += n;
+    }
+}
+
+/// [`copy_range`] whose source address needs the value loaded by `src_on`
+/// and destination address the value loaded by `dst_on`.
+#[inline]
+pub fn copy_range_on(e: &mut impl Emit, src: u64, dst: u64, len: u64, ins: u32, src_on: Dep, dst_on: Dep) {
+    let mut off = 0;
+    while off < len {
+        let n = CHUNK.min(len - off);
+        e.ins(ins);
+        e.load_on(src + off, n as u8, src_on);
+        e.store_on(dst + off, n as u8, dst_on);
         off += n;
     }
 }

@@ -37,6 +37,19 @@
 //! LRU, free-list and header update; `slabs_clsid` loads each class size it
 //! passes (2 per step).
 //!
+//! Dependencies: a hash lookup's first item's loads (`nkey`, the key,
+//! `h_next`) depend on the bucket load, each further item's on the `h_next`
+//! load before it; everything a request then does to the item it found
+//! (refcount and time updates, its LRU unlink/link, the value read, an
+//! unchaining store into its predecessor) depends on the load that gave the
+//! item's pointer. An LRU unlink's stores into the neighbours depend on the
+//! `next`/`prev` loads; a link's store into the old head on the `heads[c]`
+//! load; an allocation's accesses to the chunk on the free list's
+//! `slots` load (or, when evicting, on the `tails[c]` load), and the free
+//! list's new top on the chunk's `next` load. Bucket, `heads`/`tails`, slab
+//! class and connection-buffer addresses come from registers (hash, class,
+//! connection): none.
+//!
 //! ## Choices
 //! - The hash table is sized once (power of two, `≥ items / 1.5` for the
 //!   number of items that fit), like starting memcached with a suitable
@@ -51,7 +64,10 @@
 //! - memcached's LRU crawler, slab rebalancer, statistics and locks are not
 //!   modelled.
 
-use super::kit::{advise_huge, copy_range, fnv64, huge_vec, load_range, store_range, Emit, Quiet};
+use super::emit::Dep;
+use super::kit::{
+    advise_huge, copy_range_on, fnv64, huge_vec, load_range, load_range_on, store_range, store_range_on, Emit, Quiet,
+};
 use super::zipf::ScrambledZipf;
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
@@ -274,34 +290,35 @@ impl Cache {
         }
     }
 
-    /// Walk `key`'s hash chain: (item or NIL, its predecessor or NIL).
-    fn chain_find(&self, key: u32, e: &mut impl Emit) -> (u32, u32) {
+    /// Walk `key`'s hash chain: (item or NIL, its predecessor or NIL), each
+    /// with the load that gave its pointer.
+    fn chain_find(&self, key: u32, e: &mut impl Emit) -> ((u32, Dep), (u32, Dep)) {
         let b = self.bucket(key);
         e.ins(20 + self.cfg.key_size);
-        e.load(self.a_table + 8 * b as u64, 8);
-        let (mut pred, mut it) = (NIL, self.buckets[b]);
-        while it != NIL {
-            let a = self.items[it as usize].addr;
+        let db = e.load_on(self.a_table + 8 * b as u64, 8, Dep::NONE);
+        let (mut pred, mut it) = ((NIL, Dep::NONE), (self.buckets[b], db));
+        while it.0 != NIL {
+            let (a, dit) = (self.items[it.0 as usize].addr, it.1);
             e.ins(3);
-            e.load(a + NKEY, 1);
+            e.load_on(a + NKEY, 1, dit);
             e.ins(3);
-            if self.items[it as usize].key == key {
-                load_range(e, a + KEY, self.cfg.key_size as u64, INS_COPY);
+            if self.items[it.0 as usize].key == key {
+                load_range_on(e, a + KEY, self.cfg.key_size as u64, INS_COPY, dit);
                 return (it, pred);
             }
-            e.load(a + KEY, 8);
+            e.load_on(a + KEY, 8, dit);
             e.ins(2);
-            e.load(a + HNEXT, 8);
+            let dn = e.load_on(a + HNEXT, 8, dit);
             pred = it;
-            it = self.items[it as usize].h_next;
+            it = (self.items[it.0 as usize].h_next, dn);
         }
-        (NIL, pred)
+        ((NIL, Dep::NONE), pred)
     }
 
     /// `assoc_delete`: find and unchain `it`.
     fn assoc_delete(&mut self, it: u32, e: &mut impl Emit) {
         let key = self.items[it as usize].key;
-        let (found, pred) = self.chain_find(key, e);
+        let ((found, _), (pred, dpred)) = self.chain_find(key, e);
         debug_assert_eq!(found, it);
         let next = self.items[it as usize].h_next;
         e.ins(2);
@@ -310,33 +327,34 @@ impl Cache {
             e.store(self.a_table + 8 * b as u64, 8);
             self.buckets[b] = next;
         } else {
-            e.store(self.items[pred as usize].addr + HNEXT, 8);
+            e.store_on(self.items[pred as usize].addr + HNEXT, 8, dpred);
             self.items[pred as usize].h_next = next;
         }
         self.items[it as usize].h_next = NIL;
     }
 
-    /// `assoc_insert`: push `it` on its bucket's chain.
-    fn assoc_insert(&mut self, it: u32, e: &mut impl Emit) {
+    /// `assoc_insert`: push `it` on its bucket's chain (`dit`: the load that
+    /// gave `it`'s pointer, as in the functions below).
+    fn assoc_insert(&mut self, (it, dit): (u32, Dep), e: &mut impl Emit) {
         let b = self.bucket(self.items[it as usize].key);
         let a = self.items[it as usize].addr;
         e.ins(20 + self.cfg.key_size);
         e.load(self.a_table + 8 * b as u64, 8);
-        e.store(a + HNEXT, 8);
+        e.store_on(a + HNEXT, 8, dit);
         e.store(self.a_table + 8 * b as u64, 8);
         self.items[it as usize].h_next = self.buckets[b];
         self.buckets[b] = it;
     }
 
     /// `item_unlink_q`.
-    fn lru_unlink(&mut self, it: u32, e: &mut impl Emit) {
+    fn lru_unlink(&mut self, (it, dit): (u32, Dep), e: &mut impl Emit) {
         let Item { addr, next, prev, class, .. } = self.items[it as usize];
         let c = class as usize;
         e.ins(8);
         e.load(self.a_heads + 8 * c as u64, 8);
         e.load(self.a_tails + 8 * c as u64, 8);
-        e.load(addr + NEXT, 8);
-        e.load(addr + PREV, 8);
+        let dnext = e.load_on(addr + NEXT, 8, dit);
+        let dprev = e.load_on(addr + PREV, 8, dit);
         if self.classes[c].head == it {
             e.store(self.a_heads + 8 * c as u64, 8);
             self.classes[c].head = next;
@@ -346,11 +364,11 @@ impl Cache {
             self.classes[c].tail = prev;
         }
         if next != NIL {
-            e.store(self.items[next as usize].addr + PREV, 8);
+            e.store_on(self.items[next as usize].addr + PREV, 8, dnext);
             self.items[next as usize].prev = prev;
         }
         if prev != NIL {
-            e.store(self.items[prev as usize].addr + NEXT, 8);
+            e.store_on(self.items[prev as usize].addr + NEXT, 8, dprev);
             self.items[prev as usize].next = next;
         }
         self.items[it as usize].next = NIL;
@@ -358,16 +376,16 @@ impl Cache {
     }
 
     /// `item_link_q`: push `it` at its class's LRU head.
-    fn lru_link(&mut self, it: u32, e: &mut impl Emit) {
+    fn lru_link(&mut self, (it, dit): (u32, Dep), e: &mut impl Emit) {
         let addr = self.items[it as usize].addr;
         let c = self.items[it as usize].class as usize;
         let head = self.classes[c].head;
         e.ins(8);
-        e.store(addr + PREV, 8);
-        e.load(self.a_heads + 8 * c as u64, 8);
-        e.store(addr + NEXT, 8);
+        e.store_on(addr + PREV, 8, dit);
+        let dh = e.load_on(self.a_heads + 8 * c as u64, 8, Dep::NONE);
+        e.store_on(addr + NEXT, 8, dit);
         if head != NIL {
-            e.store(self.items[head as usize].addr + PREV, 8);
+            e.store_on(self.items[head as usize].addr + PREV, 8, dh);
             self.items[head as usize].prev = it;
         }
         e.store(self.a_heads + 8 * c as u64, 8);
@@ -382,17 +400,17 @@ impl Cache {
     }
 
     /// `do_slabs_free`: push a chunk on its class's free list.
-    fn slab_free(&mut self, it: u32, e: &mut impl Emit) {
+    fn slab_free(&mut self, (it, dit): (u32, Dep), e: &mut impl Emit) {
         let c = self.items[it as usize].class as usize;
         let a = self.items[it as usize].addr;
         let sc = self.sc(c);
         e.ins(12);
-        e.load(sc + SC_SLOTS, 8);
-        e.store(a + FLAGS, 1);
-        e.store(a + PREV, 8);
-        e.store(a + NEXT, 8);
+        let ds = e.load_on(sc + SC_SLOTS, 8, Dep::NONE);
+        e.store_on(a + FLAGS, 1, dit);
+        e.store_on(a + PREV, 8, dit);
+        e.store_on(a + NEXT, 8, dit);
         if let Some(&top) = self.classes[c].free.last() {
-            e.store(self.items[top as usize].addr + PREV, 8);
+            e.store_on(self.items[top as usize].addr + PREV, 8, ds);
         }
         e.store(sc + SC_SLOTS, 8);
         e.store(sc + SC_CURR, 4);
@@ -402,7 +420,8 @@ impl Cache {
 
     /// `do_slabs_alloc`: pop a free chunk, taking a new 1 MiB page if the
     /// class has none and memory allows. None when neither is possible.
-    fn slab_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<u32> {
+    /// Returns the chunk and the load that gave its pointer.
+    fn slab_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<(u32, Dep)> {
         let sc = self.sc(c);
         e.ins(6);
         e.load(sc + SC_CURR, 4);
@@ -429,63 +448,64 @@ impl Cache {
                     class: c as u8,
                     linked: false,
                 });
-                self.slab_free(id, e);
+                self.slab_free((id, Dep::NONE), e);
             }
         }
         let it = self.classes[c].free.pop()?;
         let a = self.items[it as usize].addr;
         e.ins(6);
-        e.load(sc + SC_SLOTS, 8);
-        e.load(a + NEXT, 8);
+        let ds = e.load_on(sc + SC_SLOTS, 8, Dep::NONE);
+        let dn = e.load_on(a + NEXT, 8, ds);
         e.store(sc + SC_SLOTS, 8);
         if let Some(&top) = self.classes[c].free.last() {
-            e.store(self.items[top as usize].addr + PREV, 8);
+            e.store_on(self.items[top as usize].addr + PREV, 8, dn);
         }
-        e.store(a + FLAGS, 1);
+        e.store_on(a + FLAGS, 1, ds);
         e.store(sc + SC_CURR, 4);
-        Some(it)
+        Some((it, ds))
     }
 
     /// `do_item_alloc`: a chunk of class `c`, evicting the LRU tail if needed.
-    fn item_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<u32> {
+    /// Returns the chunk and the load that gave its pointer.
+    fn item_alloc(&mut self, c: usize, space: &mut AddressSpace, e: &mut impl Emit) -> Option<(u32, Dep)> {
         e.ins(4);
-        e.load(self.a_tails + 8 * c as u64, 8);
+        let dt = e.load_on(self.a_tails + 8 * c as u64, 8, Dep::NONE);
         let tail = self.classes[c].tail;
         if tail == NIL {
             return self.slab_alloc(c, space, e);
         }
         let ta = self.items[tail as usize].addr;
         e.ins(4);
-        e.store(ta + REFCOUNT, 2);
-        e.load(ta + EXPTIME, 4);
+        e.store_on(ta + REFCOUNT, 2, dt);
+        e.load_on(ta + EXPTIME, 4, dt);
         let it = match self.slab_alloc(c, space, e) {
             Some(it) => it,
             None => {
                 // Evict the tail: its key is re-hashed to unchain it.
-                load_range(e, ta + KEY, self.cfg.key_size as u64, INS_COPY);
+                load_range_on(e, ta + KEY, self.cfg.key_size as u64, INS_COPY, dt);
                 self.assoc_delete(tail, e);
-                self.lru_unlink(tail, e);
+                self.lru_unlink((tail, dt), e);
                 self.items[tail as usize].linked = false;
                 self.evictions += 1;
-                tail
+                (tail, dt)
             }
         };
         e.ins(2);
-        e.store(ta + REFCOUNT, 2);
+        e.store_on(ta + REFCOUNT, 2, dt);
         Some(it)
     }
 
     /// Unlink `it` from the hash and its LRU and free its chunk
     /// (`do_item_unlink` then the last `do_item_remove`).
-    fn unlink(&mut self, it: u32, e: &mut impl Emit) {
+    fn unlink(&mut self, (it, dit): (u32, Dep), e: &mut impl Emit) {
         let a = self.items[it as usize].addr;
         e.ins(4);
-        e.store(a + FLAGS, 1);
+        e.store_on(a + FLAGS, 1, dit);
         self.assoc_delete(it, e);
-        self.lru_unlink(it, e);
+        self.lru_unlink((it, dit), e);
         e.ins(2);
-        e.store(a + REFCOUNT, 2);
-        self.slab_free(it, e);
+        e.store_on(a + REFCOUNT, 2, dit);
+        self.slab_free((it, dit), e);
     }
 
     /// A `set` whose request line is in `rbuf`. False if memory ran out.
@@ -493,7 +513,7 @@ impl Cache {
         let vlen = self.value_len(key);
         let ntotal = item_total(self.cfg.key_size, vlen);
         let c = self.class_for(ntotal, e);
-        let Some(it) = self.item_alloc(c, space, e) else {
+        let Some((it, dit)) = self.item_alloc(c, space, e) else {
             self.oom += 1;
             return false;
         };
@@ -502,13 +522,13 @@ impl Cache {
         e.ins(12);
         for (off, sz) in [(NEXT, 8), (PREV, 8), (HNEXT, 8), (EXPTIME, 4), (NBYTES, 4), (REFCOUNT, 2), (FLAGS, 1), (CLSID, 1), (NKEY, 1)]
         {
-            e.store(a + off, sz);
+            e.store_on(a + off, sz, dit);
         }
         let ks = self.cfg.key_size as u64;
-        copy_range(e, rbuf + 4, a + KEY, ks, 4);
-        store_range(e, a + KEY + ks + 1, nsuffix(vlen) as u64, INS_COPY);
+        copy_range_on(e, rbuf + 4, a + KEY, ks, 4, Dep::NONE, dit);
+        store_range_on(e, a + KEY + ks + 1, nsuffix(vlen) as u64, INS_COPY, dit);
         // The value, read from the socket straight into the item.
-        store_range(e, a + KEY + ks + 1 + nsuffix(vlen) as u64, vlen as u64 + 2, INS_COPY);
+        store_range_on(e, a + KEY + ks + 1 + nsuffix(vlen) as u64, vlen as u64 + 2, INS_COPY, dit);
         {
             let i = &mut self.items[it as usize];
             i.key = key;
@@ -519,49 +539,49 @@ impl Cache {
             i.h_next = NIL;
         }
         // do_store_item: replace an existing item of the key.
-        let (old, _) = self.chain_find(key, e);
+        let ((old, dold), _) = self.chain_find(key, e);
         if old != NIL {
             e.ins(2);
-            e.store(self.items[old as usize].addr + REFCOUNT, 2);
-            self.unlink(old, e);
+            e.store_on(self.items[old as usize].addr + REFCOUNT, 2, dold);
+            self.unlink((old, dold), e);
         }
         // do_item_link.
         e.ins(6);
-        e.store(a + FLAGS, 1);
-        e.store(a + TIME, 4);
-        e.store(a + CAS, 8);
+        e.store_on(a + FLAGS, 1, dit);
+        e.store_on(a + TIME, 4, dit);
+        e.store_on(a + CAS, 8, dit);
         self.items[it as usize].time = now;
         self.items[it as usize].linked = true;
-        self.assoc_insert(it, e);
-        self.lru_link(it, e);
+        self.assoc_insert((it, dit), e);
+        self.lru_link((it, dit), e);
         e.ins(2);
-        e.store(a + REFCOUNT, 2);
+        e.store_on(a + REFCOUNT, 2, dit);
         true
     }
 
     /// A `get`; true on a hit (the value is sent).
     pub fn get(&mut self, key: u32, now: u32, e: &mut impl Emit) -> bool {
-        let (it, _) = self.chain_find(key, e);
+        let ((it, dit), _) = self.chain_find(key, e);
         if it == NIL {
             return false;
         }
         let Item { addr, time, vlen, .. } = self.items[it as usize];
         e.ins(2);
-        e.store(addr + REFCOUNT, 2);
+        e.store_on(addr + REFCOUNT, 2, dit);
         // do_item_update.
         e.ins(3);
-        e.load(addr + TIME, 4);
+        e.load_on(addr + TIME, 4, dit);
         if now > time + UPDATE_INTERVAL {
-            self.lru_unlink(it, e);
+            self.lru_unlink((it, dit), e);
             e.ins(2);
-            e.store(addr + TIME, 4);
+            e.store_on(addr + TIME, 4, dit);
             self.items[it as usize].time = now;
-            self.lru_link(it, e);
+            self.lru_link((it, dit), e);
         }
         let ks = self.cfg.key_size as u64;
-        load_range(e, addr + KEY, ks + 1 + nsuffix(vlen) as u64 + vlen as u64 + 2, INS_COPY);
+        load_range_on(e, addr + KEY, ks + 1 + nsuffix(vlen) as u64 + vlen as u64 + 2, INS_COPY, dit);
         e.ins(2);
-        e.store(addr + REFCOUNT, 2);
+        e.store_on(addr + REFCOUNT, 2, dit);
         true
     }
 
@@ -858,5 +878,56 @@ mod tests {
         let pages = distinct_pages(&recs) as f64;
         let est = Config::from(&p).unwrap().estimate_bytes() as f64 / 4096.0;
         assert!(pages > 0.5 * est && pages < 1.1 * est, "pages {pages} vs estimate {est}");
+    }
+
+    #[test]
+    fn chain_walks_depend_on_the_bucket_then_on_h_next() {
+        use crate::access::AccessKind::{Load, Store};
+        use crate::workload::tests::{check_deps, emitted_deps};
+        let kv = [("memory", "4MiB"), ("keys", "50000"), ("requests", "20000")];
+        let (recs, deps) = emitted_deps("kvcache", &kv, 2);
+        check_deps(&recs, &deps);
+        // The table's address, allocated as run() does.
+        let p = Params::resolve("kvcache", PARAMS, &params(&kv), 2).unwrap();
+        let cfg = Config::from(&p).unwrap();
+        let mut space = AddressSpace::new();
+        for _ in 0..CONNECTIONS {
+            (space.malloc(CONN_BYTES), space.malloc(BUF_BYTES), space.malloc(BUF_BYTES));
+        }
+        let table = Cache::new(cfg.clone(), &mut space).a_table;
+        let in_table = |a: u64| (table..table + 8 * cfg.hash_slots()).contains(&a);
+        let (mut from_bucket, mut from_h_next) = (0, 0);
+        for (i, r) in recs.iter().enumerate() {
+            let d = deps[i] as usize;
+            if in_table(r.1) {
+                assert_eq!(d, 0, "bucket access {i} has a dependency");
+                continue;
+            }
+            // An item's `nkey` (a 1-byte load; the key compare's load follows
+            // at the key): its pointer came from the bucket or from the
+            // previous item's `h_next`, loaded after its `nkey` and key. (A
+            // value read's 1-byte tail chunk is followed by a store instead.)
+            let item = r.1.wrapping_sub(NKEY);
+            if !(r.2 == Load && r.3 == 1 && recs.get(i + 1).is_some_and(|n| n.1 == item.wrapping_add(KEY) && n.2 == Load)) {
+                continue;
+            }
+            assert!(d > 0, "nkey load {i} without a dependency");
+            let j = i - d;
+            if in_table(recs[j].1) {
+                from_bucket += 1;
+            } else {
+                from_h_next += 1;
+                let item = recs[j].1 - HNEXT;
+                assert_eq!(recs[j].3, 8);
+                assert_eq!((recs[j - 1].1, recs[j - 2].1), (item + KEY, item + NKEY), "record {i}");
+                assert!(deps[j - 2] > 0, "the previous item had a pointer too");
+            }
+            // The key compare reads the same item through the same pointer.
+            assert_eq!(i + 1 - deps[i + 1] as usize, j);
+        }
+        assert!(from_bucket > 10_000 && from_h_next > 100, "{from_bucket} {from_h_next}");
+        // Item stores depend on a load too (refcounts, links, new items).
+        let item_stores = recs.iter().zip(&deps).filter(|(r, &d)| r.2 == Store && r.3 == 2 && d > 0).count();
+        assert!(item_stores > 20_000, "{item_stores}");
     }
 }

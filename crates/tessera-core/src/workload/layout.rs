@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::emit::Emitter;
+use super::emit::{Dep, Emitter};
 
 /// Start of the `brk` heap (just above a PIE executable's data, no ASLR).
 pub const HEAP_BASE: u64 = 0x5555_5556_0000;
@@ -166,6 +166,21 @@ impl<T: Copy> SimVec<T> {
     #[inline(always)]
     pub fn st(&mut self, i: usize, v: T, e: &mut Emitter) {
         e.store(self.addr(i), Self::SIZE);
+        self.data[i] = v;
+    }
+
+    /// Load element `i`, whose index needs the value loaded by `on`
+    /// ([`Dep::NONE`]: none); returns the value and this load's place.
+    #[inline(always)]
+    pub fn ld_on(&self, i: usize, on: Dep, e: &mut Emitter) -> (T, Dep) {
+        let d = e.load_on(self.addr(i), Self::SIZE, on);
+        (self.data[i], d)
+    }
+
+    /// Store element `i`, whose index needs the value loaded by `on`.
+    #[inline(always)]
+    pub fn st_on(&mut self, i: usize, v: T, on: Dep, e: &mut Emitter) {
+        e.store_on(self.addr(i), Self::SIZE, on);
         self.data[i] = v;
     }
 

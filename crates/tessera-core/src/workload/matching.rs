@@ -19,6 +19,8 @@
 //! `matched[u]`, and unless `u` is matched 2 + load `matched[v]`; for a new
 //! match 1 + store `matched[u]`, 1 + store `matched[v]`, 2 + store
 //! `matching[k]`.
+//! Dependencies: `matched[u]` (load and store) on the `E[i].u` load,
+//! `matched[v]` on the `E[i].v` load; `matching[k]` has none (a counter).
 //!
 //! ## Choices
 //! - `rounds` (default 1, PBBS's `-r`) repeats the kernel on the same input.
@@ -27,6 +29,7 @@
 //! - Edges from `workload.matching.edges` (the shuffle); the graph itself is
 //!   the shared one for the seed.
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, Round};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -104,23 +107,23 @@ pub fn greedy_matching(space: &mut AddressSpace, n: usize, edges: &SimVec<[u32; 
             }
         }
         e.ins(2);
-        e.load(edges.addr(i), 4);
+        let du = e.load_on(edges.addr(i), 4, Dep::NONE);
         e.ins(1);
-        e.load(edges.addr(i) + 4, 4);
+        let dv = e.load_on(edges.addr(i) + 4, 4, Dep::NONE);
         let [u, v] = edges.data[i];
         let (u, v) = (u as usize, v as usize);
         e.ins(2);
-        if matched.ld(u, e) != 0 {
+        if matched.ld_on(u, du, e).0 != 0 {
             continue;
         }
         e.ins(2);
-        if matched.ld(v, e) != 0 {
+        if matched.ld_on(v, dv, e).0 != 0 {
             continue;
         }
         e.ins(1);
-        matched.st(u, 1, e);
+        matched.st_on(u, 1, du, e);
         e.ins(1);
-        matched.st(v, 1, e);
+        matched.st_on(v, 1, dv, e);
         e.ins(2);
         matching.st(k, i as u32, e);
         k += 1;

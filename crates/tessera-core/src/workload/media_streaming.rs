@@ -26,6 +26,11 @@
 //! (header build, `sendmsg` call) plus 4 per 64 bytes copied into the packet
 //! and 2 per 64 bytes the kernel reads; 100 to open a file.
 //!
+//! Dependencies: the payload loads from the file depend on the session's
+//! offset load (the file position), except on a turn that opened a new file
+//! (its base and offset 0 are then in registers). Session, header, packet
+//! buffer and the kernel's reads have none.
+//!
 //! ## Choices
 //! - Reading the file through an mmap stands for reading it from the page
 //!   cache; disk I/O, the network stack's own buffers and the RTSP control
@@ -34,7 +39,8 @@
 
 use rand::Rng;
 
-use super::kit::{copy_range, load_range};
+use super::emit::Dep;
+use super::kit::{copy_range_on, load_range};
 use super::zipf::Zipf;
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -139,9 +145,10 @@ impl Server {
         let (session, buf) = (self.streams[s].session, self.streams[s].buf);
         e.ins(50);
         e.load(session, 8);
-        e.load(session + 8, 8);
+        let mut doff = e.load_on(session + 8, 8, Dep::NONE);
         e.load(session + 16, 8);
         if self.streams[s].offset >= self.cfg.file_size {
+            doff = Dep::NONE;
             e.ins(100);
             let f = self.zipf.next(&mut self.rng) as usize;
             self.streams[s].file = f;
@@ -159,7 +166,7 @@ impl Server {
             e.ins(20);
             e.store(pkt, 8);
             e.store(pkt + 8, 4);
-            copy_range(e, base + off + sent, pkt + RTP_HEADER, len, 4);
+            copy_range_on(e, base + off + sent, pkt + RTP_HEADER, len, 4, doff, Dep::NONE);
             load_range(e, pkt, RTP_HEADER + len, 2);
             sent += len;
             pkt += PACKET;

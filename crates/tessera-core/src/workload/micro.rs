@@ -12,6 +12,10 @@
 //!   8-byte `next` pointer at the start of a node. 2 instructions per access
 //!   (load, loop branch); each load depends on the one before, as in an
 //!   lmbench-style latency test. Building the cycle is not emitted.
+//!   Dependencies: every pointer-chase access depends on the last load
+//!   before it (the `next` pointer that named its node), so with no stores
+//!   each load after the first has `dep == 1`; `sequential`, `strided` and
+//!   `uniform` have none (their addresses come from registers).
 //! - `store_fraction` makes that share of accesses stores (seeded).
 //!
 //! ## Choices
@@ -25,6 +29,7 @@
 
 use rand::{Rng, RngCore};
 
+use super::emit::Dep;
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
 use crate::rng::{component_rng, SimRng};
@@ -196,11 +201,18 @@ impl Workload for Micro {
             Kind::Chase => {
                 let order = cycle_order(self.footprint / self.step, &mut addr_rng);
                 let mut k = 0usize;
+                // The last `next` pointer loaded: the address of the next node.
+                let mut prev = Dep::NONE;
                 while done < self.accesses {
                     let n = CHUNK.min(self.accesses - done);
                     for _ in 0..n {
                         e.ins(2);
-                        access(e, base + self.step * order[k] as u64);
+                        let addr = base + self.step * order[k] as u64;
+                        if never_store || (decide.next_u32() as u64) >= store_t {
+                            prev = e.load_on(addr, 8, prev);
+                        } else {
+                            e.store_on(addr, 8, prev);
+                        }
                         k += 1;
                         if k == order.len() {
                             k = 0;
@@ -250,5 +262,29 @@ mod tests {
             seen.insert(cycle_order(3, &mut rng));
         }
         assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn pointer_chase_loads_depend_on_the_one_before() {
+        use crate::access::AccessKind;
+        use crate::workload::tests::{check_deps, emitted_deps};
+        let kv = [("footprint", "64KiB"), ("accesses", "3000")];
+        let (recs, deps) = emitted_deps("pointer-chase", &kv, 3);
+        assert_eq!(recs.len(), 3000);
+        assert_eq!(deps[0], 0);
+        assert!(deps[1..].iter().all(|&d| d == 1), "every load after the first has dep 1");
+        assert_eq!(check_deps(&recs, &deps), 2999.0 / 3000.0);
+        // With stores, each access depends on the last load before it.
+        let kv = [("footprint", "64KiB"), ("accesses", "3000"), ("store_fraction", "0.3")];
+        let (recs, deps) = emitted_deps("pointer-chase", &kv, 3);
+        check_deps(&recs, &deps);
+        let first_load = recs.iter().position(|r| r.2 == AccessKind::Load).unwrap();
+        for i in first_load + 1..recs.len() {
+            let last = (0..i).rev().find(|&j| recs[j].2 == AccessKind::Load).unwrap();
+            assert_eq!(deps[i] as usize, i - last, "record {i}");
+        }
+        // Independent kinds carry none.
+        let (_, deps) = emitted_deps("uniform", &[("footprint", "64KiB"), ("accesses", "3000")], 3);
+        assert!(deps.iter().all(|&d| d == 0));
     }
 }

@@ -18,12 +18,16 @@
 //! (a memset); per vertex 2 + store `Flags[i]`, 2 + load `offsets[i]`,
 //! 1 + load `offsets[i+1]`; per scanned neighbour 2 + load `targets[k]`,
 //! 2 + load `Flags[ngh]`; when the vertex drops out, 1 + store `Flags[i]`.
+//! Dependencies: `targets[k]` on the `offsets[i]` load (the list's start),
+//! `Flags[ngh]` on the `targets[k]` load that gave `ngh`; the `Flags[i]`
+//! stores index by the loop counter and have none.
 //!
 //! ## Choices
 //! - `rounds` (default 1, PBBS's `-r`) repeats the kernel on the same input.
 //!   Each round allocates its arrays afresh at the addresses the previous
 //!   round freed, as glibc and Linux typically hand them back.
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, Round, SimCsr};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -90,14 +94,14 @@ pub fn greedy_mis(space: &mut AddressSpace, g: &SimCsr, r: Round, e: &mut Emitte
         e.ins(2);
         flags.st(i, IN, e);
         e.ins(2);
-        let lo = g.offsets.ld(i, e) as usize;
+        let (lo, dlo) = g.offsets.ld_on(i, Dep::NONE, e);
         e.ins(1);
         let hi = g.offsets.ld(i + 1, e) as usize;
-        for k in lo..hi {
+        for k in lo as usize..hi {
             e.ins(2);
-            let ngh = g.targets.ld(k, e);
+            let (ngh, dn) = g.targets.ld_on(k, dlo, e);
             e.ins(2);
-            if flags.ld(ngh as usize, e) == IN {
+            if flags.ld_on(ngh as usize, dn, e).0 == IN {
                 e.ins(1);
                 flags.st(i, OUT, e);
                 break;

@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 use crate::stream::AccessSource;
 use crate::trace::{NativeSummary, NativeWriter};
 
-pub use emit::{BatchSink, Emitter, NullSink};
+pub use emit::{BatchSink, Dep, Emitter, NullSink};
 pub use layout::{AddressSpace, SimVec};
 pub use params::{ParamDoc, Params};
 
@@ -313,6 +313,11 @@ impl AccessSource for WorkloadSource {
     fn describe(&self) -> String {
         self.description.clone()
     }
+
+    /// Built-in workloads emit their loads' dependencies (`Emitter::load_on`).
+    fn carries_dependencies(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for WorkloadSource {
@@ -342,7 +347,8 @@ pub fn record(
         "workload": src.describe(),
         "tessera_version": crate::VERSION,
     });
-    let mut w = NativeWriter::create(path, meta)?;
+    let opts = crate::trace::native::WriterOptions { dependencies: src.carries_dependencies(), ..Default::default() };
+    let mut w = NativeWriter::create_with(path, meta, opts)?;
     let mut batch = AccessBatch::with_capacity(BATCH_LEN);
     let mut n = 0u64;
     while src.next_batch(&mut batch)? {

@@ -38,6 +38,12 @@
 //!   1 + store of the 24-byte element;
 //! - `parents` initialisation: 1 + store per vertex.
 //!
+//! Dependencies: `find`'s first `parents[u]` load depends on the edge's `u`
+//! (or `v`) load, each further parent read on the read before it (a pointer
+//! chase up the tree), each path-splitting store on the read that gave its
+//! vertex; `union_roots`' loads and stores on the loads that gave the two
+//! roots. Sorting and tagging index by counters and have none.
+//!
 //! Sorting follows `std::sort`/`std::nth_element` in outline: Hoare partition
 //! around the median of three, recursing into the smaller side, insertion sort
 //! below 17 elements.
@@ -57,6 +63,7 @@ use std::mem::offset_of;
 
 use rand::RngCore;
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, Round};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -276,40 +283,43 @@ pub fn select(a: &mut SimVec<EdgeAndIndex>, mut lo: usize, mut hi: usize, nth: u
     insertion_sort(a, lo, hi, e);
 }
 
-/// PBBS `unionFind::find` with path splitting.
+/// PBBS `unionFind::find` with path splitting. `di` is the load that gave
+/// `i`; returns the root and the load that gave it.
 #[inline(always)]
-fn find(uf: &mut SimVec<i32>, i: u32, e: &mut Emitter) -> u32 {
+fn find(uf: &mut SimVec<i32>, i: u32, di: Dep, e: &mut Emitter) -> (u32, Dep) {
     e.ins(2);
-    let pi = uf.ld(i as usize, e);
+    let (pi, dpi) = uf.ld_on(i as usize, di, e);
     if pi < 0 {
-        return i;
+        return (i, di);
     }
     let (mut i, mut p) = (i, pi as u32);
+    let (mut di, mut dp) = (di, dpi);
     e.ins(2);
-    let mut gp = uf.ld(p as usize, e);
+    let (mut gp, mut dgp) = uf.ld_on(p as usize, dp, e);
     while gp >= 0 {
         e.ins(1);
-        uf.st(i as usize, gp, e);
-        i = p;
-        p = gp as u32;
+        uf.st_on(i as usize, gp, di, e);
+        (i, di) = (p, dp);
+        (p, dp) = (gp as u32, dgp);
         e.ins(2);
-        gp = uf.ld(p as usize, e);
+        (gp, dgp) = uf.ld_on(p as usize, dp, e);
     }
-    p
+    (p, dp)
 }
 
 /// PBBS `unionFind::union_roots`: the smaller tree goes under the larger.
+/// `du`, `dv`: the loads that gave the roots `u`, `v`.
 #[inline(always)]
-fn union_roots(uf: &mut SimVec<i32>, u: u32, v: u32, e: &mut Emitter) {
+fn union_roots(uf: &mut SimVec<i32>, (u, du): (u32, Dep), (v, dv): (u32, Dep), e: &mut Emitter) {
     e.ins(1);
-    let pu = uf.ld(u as usize, e);
+    let pu = uf.ld_on(u as usize, du, e).0;
     e.ins(1);
-    let pv = uf.ld(v as usize, e);
-    let (u, v, pu, pv) = if pv < pu { (v, u, pv, pu) } else { (u, v, pu, pv) };
+    let pv = uf.ld_on(v as usize, dv, e).0;
+    let (u, v, du, dv, pu, pv) = if pv < pu { (v, u, dv, du, pv, pu) } else { (u, v, du, dv, pu, pv) };
     e.ins(2);
-    uf.st(u as usize, pu + pv, e);
+    uf.st_on(u as usize, pu + pv, du, e);
     e.ins(1);
-    uf.st(v as usize, u as i32, e);
+    uf.st_on(v as usize, u as i32, dv, e);
 }
 
 /// Kruskal over sorted `ei[lo..hi]`, appending taken edge ids to `mst`.
@@ -324,14 +334,14 @@ fn union_find_loop(
 ) -> bool {
     for i in lo..hi {
         e.ins(2);
-        e.load(ei.addr(i), 4);
+        let du = e.load_on(ei.addr(i), 4, Dep::NONE);
         e.ins(1);
-        e.load(ei.addr(i) + V_OFF, 4);
+        let dv = e.load_on(ei.addr(i) + V_OFF, 4, Dep::NONE);
         let x = ei.data[i];
-        let u = find(uf, x.u, e);
-        let v = find(uf, x.v, e);
+        let u = find(uf, x.u, du, e);
+        let v = find(uf, x.v, dv, e);
         e.ins(1);
-        if u != v {
+        if u.0 != v.0 {
             union_roots(uf, u, v, e);
             e.ins(1);
             e.load(ei.addr(i) + ID_OFF, 4);
@@ -384,12 +394,12 @@ pub fn kruskal(space: &mut AddressSpace, n: usize, edges: &SimVec<WghEdge>, r: R
     let mut kept = 0usize;
     for i in l..m {
         e.ins(2);
-        e.load(ei.addr(i), 4);
+        let du = e.load_on(ei.addr(i), 4, Dep::NONE);
         e.ins(1);
-        e.load(ei.addr(i) + V_OFF, 4);
+        let dv = e.load_on(ei.addr(i) + V_OFF, 4, Dep::NONE);
         let x = ei.data[i];
-        let u = find(&mut uf, x.u, e);
-        let v = find(&mut uf, x.v, e);
+        let (u, _) = find(&mut uf, x.u, du, e);
+        let (v, _) = find(&mut uf, x.v, dv, e);
         if u != v {
             e.ins(1);
             let y = ei.ld(i, e);

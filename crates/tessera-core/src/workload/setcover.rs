@@ -39,6 +39,14 @@
 //! - re-bucketed set: 2 + load `head[c]`, 1 + store `next[s]`, 1 + store
 //!   `head[c]`.
 //!
+//! Dependencies: in bucketing, `head[d]` (load and store) on the
+//! `offsets[s+1]` load (the degree `d`); a popped set's `next[s]`,
+//! `offsets[s]`, `offsets[s+1]` (and its re-bucketing `next[s]` store) on the
+//! `head` load that gave `s`; `targets[k]` on `offsets[s]`; `covered[x]`
+//! (load and store) on the `targets[k]` load that gave `x`; re-bucketing's
+//! `head[c]` on the last `covered` load (the count `c` sums them). The size
+//! pass, `head[cur]` probes and `chosen[j]` index by counters: none.
+//!
 //! ## Choices
 //! - `rounds` (default 1, PBBS's `-r`) repeats the kernel on the same input.
 //!   Each round allocates its arrays afresh at the addresses the previous
@@ -47,6 +55,7 @@
 //!   expose parallelism), so the result is the serial greedy's.
 //! - Within a bucket sets are taken last-in first-out.
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, Round, SimCsr, NONE};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -127,14 +136,15 @@ pub fn greedy_cover(space: &mut AddressSpace, g: &SimCsr, r: Round, e: &mut Emit
         e.ins(2);
         let lo = off.ld(s, e);
         e.ins(1);
-        let d = (off.ld(s + 1, e) - lo) as usize;
+        let (hi, dd) = off.ld_on(s + 1, Dep::NONE, e);
+        let d = (hi - lo) as usize;
         if d > 0 {
             e.ins(2);
-            let h = head.ld(d, e);
+            let h = head.ld_on(d, dd, e).0;
             e.ins(1);
             next.st(s, h, e);
             e.ins(1);
-            head.st(d, s as u32, e);
+            head.st_on(d, s as u32, dd, e);
         }
         if s & 0xffff == 0xffff && e.stopped() {
             return None;
@@ -147,36 +157,41 @@ pub fn greedy_cover(space: &mut AddressSpace, g: &SimCsr, r: Round, e: &mut Emit
     let mut pops = 0u64;
     while cur > 0 {
         e.ins(2);
-        let s = head.ld(cur, e);
+        let (s, ds) = head.ld_on(cur, Dep::NONE, e);
         if s == NONE {
             cur -= 1;
             continue;
         }
         let s = s as usize;
         e.ins(1);
-        let nx = next.ld(s, e);
+        let nx = next.ld_on(s, ds, e).0;
         e.ins(1);
         head.st(cur, nx, e);
         e.ins(2);
-        let lo = off.ld(s, e) as usize;
+        let (lo, dlo) = off.ld_on(s, ds, e);
+        let lo = lo as usize;
         e.ins(1);
-        let hi = off.ld(s + 1, e) as usize;
+        let hi = off.ld_on(s + 1, ds, e).0 as usize;
         let mut count = 0usize;
+        let mut dcount = Dep::NONE;
         for k in lo..hi {
             e.ins(2);
-            let x = adj.ld(k, e);
+            let (x, dx) = adj.ld_on(k, dlo, e);
             e.ins(2);
-            count += (covered.ld(x as usize, e) == 0) as usize;
+            let (c, dc) = covered.ld_on(x as usize, dx, e);
+            count += (c == 0) as usize;
+            dcount = dc;
         }
         work += (hi - lo) as u64;
         if count == cur {
             for k in lo..hi {
                 e.ins(2);
-                let x = adj.ld(k, e) as usize;
+                let (x, dx) = adj.ld_on(k, dlo, e);
+                let x = x as usize;
                 e.ins(2);
-                if covered.ld(x, e) == 0 {
+                if covered.ld_on(x, dx, e).0 == 0 {
                     e.ins(1);
-                    covered.st(x, 1, e);
+                    covered.st_on(x, 1, dx, e);
                 }
             }
             work += (hi - lo) as u64;
@@ -185,11 +200,11 @@ pub fn greedy_cover(space: &mut AddressSpace, g: &SimCsr, r: Round, e: &mut Emit
             taken += 1;
         } else if count > 0 {
             e.ins(2);
-            let h = head.ld(count, e);
+            let h = head.ld_on(count, dcount, e).0;
             e.ins(1);
-            next.st(s, h, e);
+            next.st_on(s, h, ds, e);
             e.ins(1);
-            head.st(count, s as u32, e);
+            head.st_on(count, s as u32, dcount, e);
         }
         pops += 1;
         if pops & 0xfff == 0 {

@@ -19,6 +19,8 @@
 //! 3 + load `col[k]`, 1 + load `val[k]`, 2 + load `x[col[k]]` (index scaling,
 //! multiply, add and loop control are the instructions between), and per row
 //! 2 + store `y[i]`.
+//! Dependencies: `col[k]` and `val[k]` on the `offsets` load that gave the
+//! row start, `x[col[k]]` on the `col[k]` load; `y[i]` has none.
 //!
 //! ## Choices
 //! - The sum order is fixed, so `y` is reproducible bit for bit and tests
@@ -27,6 +29,7 @@
 
 use rand::RngCore;
 
+use super::emit::Dep;
 use super::graph::{self, GraphInput, SimCsr};
 use super::layout::{AddressSpace, SimVec};
 use super::{Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -83,22 +86,25 @@ pub fn values(seed: u64, nnz: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
 pub fn multiply(a: &SimCsr, val: &SimVec<f64>, x: &SimVec<f64>, y: &mut SimVec<f64>, e: &mut Emitter) -> bool {
     let n = a.n();
     e.ins(2);
-    let mut lo = a.offsets.ld(0, e) as usize;
+    let (lo0, mut dlo) = a.offsets.ld_on(0, Dep::NONE, e);
+    let mut lo = lo0 as usize;
     for i in 0..n {
         e.ins(2);
-        let hi = a.offsets.ld(i + 1, e) as usize;
+        let (hi, dhi) = a.offsets.ld_on(i + 1, Dep::NONE, e);
+        let hi = hi as usize;
         let mut sum = 0.0f64;
         for k in lo..hi {
             e.ins(3);
-            let c = a.targets.ld(k, e);
+            let (c, dc) = a.targets.ld_on(k, dlo, e);
             e.ins(1);
-            let v = val.ld(k, e);
+            let v = val.ld_on(k, dlo, e).0;
             e.ins(2);
-            sum += v * x.ld(c as usize, e);
+            sum += v * x.ld_on(c as usize, dc, e).0;
         }
         e.ins(2);
         y.st(i, sum, e);
         lo = hi;
+        dlo = dhi;
         if i & 0xfff == 0xfff && e.stopped() {
             return false;
         }

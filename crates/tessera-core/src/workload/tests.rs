@@ -24,6 +24,36 @@ pub(crate) fn emitted(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u
     sink.records
 }
 
+/// Every record of a workload and its dependency distance (0: none), run
+/// directly on this thread.
+pub(crate) fn emitted_deps(name: &str, kv: &[(&str, &str)], seed: u64) -> (Vec<(u32, u64, AccessKind, u8)>, Vec<u32>) {
+    let (info, p) = resolve(name, &params(kv), seed).unwrap();
+    let mut w = (info.build)(&p).unwrap();
+    let mut sink = VecSink::default();
+    let mut e = Emitter::new(&mut sink);
+    w.run(&mut e).unwrap();
+    e.finish();
+    (sink.records, sink.deps)
+}
+
+/// Checks every dependency of a stream points back at a load inside the
+/// stream; returns the share of loads that carry one.
+pub(crate) fn check_deps(recs: &[(u32, u64, AccessKind, u8)], deps: &[u32]) -> f64 {
+    assert_eq!(recs.len(), deps.len());
+    let (mut loads, mut dependent) = (0u64, 0u64);
+    for (i, (r, &d)) in recs.iter().zip(deps).enumerate() {
+        if d != 0 {
+            assert!(d as usize <= i, "record {i} depends on {d} back, before the start");
+            assert_eq!(recs[i - d as usize].2, AccessKind::Load, "record {i}'s producer {} is not a load", i - d as usize);
+        }
+        if r.2 == AccessKind::Load {
+            loads += 1;
+            dependent += (d != 0) as u64;
+        }
+    }
+    dependent as f64 / loads.max(1) as f64
+}
+
 /// Every record of a workload, read through [`WorkloadSource`].
 fn streamed(name: &str, kv: &[(&str, &str)], seed: u64) -> Vec<(u32, u64, AccessKind, u8)> {
     let mut src = WorkloadSource::start(name, &params(kv), seed).unwrap();

@@ -29,6 +29,12 @@
 //! galloping probe; 30 per scored document (BM25 per term, doc-length load)
 //! and 4 per heap level moved, plus the heap entries' loads and stores.
 //!
+//! Dependencies: every posting load of a list (the lead list's walk and the
+//! galloping probes of the others) depends on that term's lexicon load (the
+//! list's offset), and a scored document's length load on the lead-list
+//! posting load that gave its doc id. Galloping's compares and the heap's
+//! sifting only steer branches (control), so they add none.
+//!
 //! ## Choices
 //! - Term ids are a fixed permutation of frequency ranks (dictionary order is
 //!   unrelated to frequency), so popular lists are scattered over the file.
@@ -42,6 +48,7 @@
 
 use rand::Rng;
 
+use super::emit::Dep;
 use super::kit::{advise_huge, mix64};
 use super::zipf::{zeta, Zipf};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
@@ -313,37 +320,42 @@ pub struct Searcher {
     heap: TopK,
     cursors: Vec<usize>,
     terms: Vec<u32>,
+    /// The query's distinct terms with their lexicon loads.
+    lex: Vec<(u32, Dep)>,
 }
 
 impl Searcher {
     fn new(k: usize, space: &mut AddressSpace) -> Searcher {
         let a_heap = space.malloc(16 * k as u64);
         let a_out = space.malloc(16 * k as u64);
-        Searcher { heap: TopK { k, items: Vec::with_capacity(k), a_heap, a_out }, cursors: Vec::new(), terms: Vec::new() }
+        Searcher { heap: TopK { k, items: Vec::with_capacity(k), a_heap, a_out }, cursors: Vec::new(), terms: Vec::new(), lex: Vec::new() }
     }
 
     /// Conjunctive top-k for `query` (term ids); results best first in `out`.
     fn search(&mut self, ix: &Index, query: &[u32], out: &mut Vec<(f64, u32)>, e: &mut Emitter) {
         e.ins(INS_QUERY);
-        self.terms.clear();
+        self.lex.clear();
         for &t in query {
             e.ins(INS_TERM);
-            e.load(ix.a_lex + 16 * t as u64, 16);
-            if !self.terms.contains(&t) {
-                self.terms.push(t);
+            let dl = e.load_on(ix.a_lex + 16 * t as u64, 16, Dep::NONE);
+            if !self.lex.iter().any(|x| x.0 == t) {
+                self.lex.push((t, dl));
             }
         }
-        self.terms.sort_by_key(|&t| (ix.df[t as usize], t));
+        self.lex.sort_by_key(|&(t, _)| (ix.df[t as usize], t));
+        self.terms.clear();
+        self.terms.extend(self.lex.iter().map(|x| x.0));
         let terms = std::mem::take(&mut self.terms);
         let lead = ix.list(terms[0]);
+        let lead_dep = self.lex[0].1;
         self.cursors.clear();
         self.cursors.resize(terms.len(), 0);
         'docs: for (i, &d) in lead.iter().enumerate() {
             e.ins(INS_POSTING);
-            e.load(ix.posting_addr(terms[0], i), 8);
-            for (&t, cursor) in terms.iter().zip(self.cursors.iter_mut()).skip(1) {
+            let dd = e.load_on(ix.posting_addr(terms[0], i), 8, lead_dep);
+            for ((&t, cursor), &(_, dl)) in terms.iter().zip(self.cursors.iter_mut()).zip(&self.lex).skip(1) {
                 let list = ix.list(t);
-                let c = gallop(ix, t, list, *cursor, d, e);
+                let c = gallop(ix, t, dl, list, *cursor, d, e);
                 *cursor = c;
                 if c == list.len() {
                     break 'docs;
@@ -353,7 +365,7 @@ impl Searcher {
                 }
             }
             e.ins(INS_SCORE);
-            e.load(ix.a_len + 4 * d as u64, 4);
+            e.load_on(ix.a_len + 4 * d as u64, 4, dd);
             let s = ix.score(&terms, d);
             self.heap.offer((s, d), e);
         }
@@ -362,12 +374,13 @@ impl Searcher {
     }
 }
 
-/// First index `>= from` whose doc is `>= d`, by galloping search.
+/// First index `>= from` whose doc is `>= d`, by galloping search; `dl` is
+/// the term's lexicon load (the list's offset).
 #[inline]
-fn gallop(ix: &Index, t: u32, list: &[u32], from: usize, d: u32, e: &mut Emitter) -> usize {
+fn gallop(ix: &Index, t: u32, dl: Dep, list: &[u32], from: usize, d: u32, e: &mut Emitter) -> usize {
     let probe = |i: usize, e: &mut Emitter| {
         e.ins(INS_GALLOP);
-        e.load(ix.posting_addr(t, i), 8);
+        e.load_on(ix.posting_addr(t, i), 8, dl);
         list[i]
     };
     if from >= list.len() || probe(from, e) >= d {

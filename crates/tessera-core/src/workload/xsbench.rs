@@ -34,6 +34,12 @@
 //! points' values and 3 to interpolate and accumulate (a 12-load, ~38-
 //! instruction step); 12 for the verification scan.
 //!
+//! Dependencies: the index-grid load depends on the `mats` load (the nuclide
+//! id is its column), and all twelve grid-point loads on the index-grid load
+//! (the grid index). The unionized search's probes are steered by compares
+//! only (control, not modelled), so they and the row of the index grid have
+//! none; nor do `num_nucs` and `concs`.
+//!
 //! ## Choices
 //! - `size` selects XSBench's H-M `small` (68 nuclides) or `large` (355);
 //!   `gridpoints` defaults to XSBench's 11303 and, like its `-g`, scales the
@@ -52,6 +58,7 @@
 //!   unionized points plus the few points since. The emitted load is the same;
 //!   the host saves the index grid's size (5.3 GiB for `large`).
 
+use super::emit::Dep;
 use super::kit::{advise_huge, huge_vec, mix64};
 use super::{AddressSpace, Emitter, ParamDoc, Params, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -284,30 +291,30 @@ impl XsData {
         for j in 0..self.num_nucs[mat] {
             let slot = mat * self.max_nucs + j;
             e.ins(3);
-            e.load(self.a_mats + 4 * slot as u64, 4);
+            let dnuc = e.load_on(self.a_mats + 4 * slot as u64, 4, Dep::NONE);
             let nuc = self.mats[slot] as usize;
             e.ins(1);
             e.load(self.a_concs + 8 * slot as u64, 8);
             let conc = self.concs[slot];
             e.ins(4);
-            e.load(index_row + 4 * nuc as u64, 4);
+            let dgi = e.load_on(index_row + 4 * nuc as u64, 4, dnuc);
             let cnt = ckpt_row[nuc] as usize + self.delta[nuc] as usize;
             let gi = cnt.saturating_sub(1).min(n_gp - 2);
             let low_i = nuc * n_gp + gi;
             let la = self.a_grid + 48 * low_i as u64;
             let ha = la + 48;
             e.ins(3);
-            e.load(ha, 8);
+            e.load_on(ha, 8, dgi);
             e.ins(1);
-            e.load(la, 8);
+            e.load_on(la, 8, dgi);
             let (low, high) = (&self.grid[low_i], &self.grid[low_i + 1]);
             let f = (high[0] - p) / (high[0] - low[0]);
             e.ins(3);
             for k in 1..6 {
                 e.ins(1);
-                e.load(ha + 8 * k as u64, 8);
+                e.load_on(ha + 8 * k as u64, 8, dgi);
                 e.ins(1);
-                e.load(la + 8 * k as u64, 8);
+                e.load_on(la + 8 * k as u64, 8, dgi);
                 let xs = high[k] - f * (high[k] - low[k]);
                 macro_xs[k - 1] += xs * conc;
                 e.ins(3);

@@ -60,6 +60,17 @@ pub fn batch_of(recs: &[Rec]) -> AccessBatch {
     b
 }
 
+/// Drain a source's dependency column (0 where a batch has none).
+pub fn drain_deps(src: &mut dyn AccessSource, cap: usize) -> Result<Vec<u32>> {
+    let mut b = AccessBatch::with_capacity(cap);
+    let mut v = Vec::new();
+    while src.next_batch(&mut b)? {
+        assert!(b.dep.is_empty() || b.dep.len() == b.len());
+        v.extend((0..b.len()).map(|i| b.dep_of(i)));
+    }
+    Ok(v)
+}
+
 /// Drain a source with batches of capacity `cap`, checking the batch contract.
 pub fn drain(src: &mut dyn AccessSource, cap: usize) -> Result<Vec<Rec>> {
     let mut b = AccessBatch::with_capacity(cap);
