@@ -278,6 +278,9 @@ def test_report_states_both_models_and_the_walk_share_used() -> None:
     statement = mmu_report.model_statement(df)
     assert "`timing.kind = \"ooo\"`) for 8 run(s)" in statement
     assert "`timing.kind = \"interval\"`) for 4 run(s)" in statement
+    # Under ooo, where the load dependencies came from (the result's timing_dependencies).
+    deps = df.assign(timing_dependencies=["from the stream" if m == "ooo" else None for m in df["model"]])
+    assert "(load dependencies: from the stream, 8 run(s))" in mmu_report.model_statement(deps)
     gpu = pd.DataFrame({"gpu.cycles": [1.0, 2.0]})
     assert "GPU timing model for 2 GPU run(s)" in mmu_report.model_statement(gpu)
 
@@ -415,6 +418,7 @@ def test_tiny_report_numbers_are_the_stores(tiny: Path) -> None:
     md = (tiny / "report.md").read_text(encoding="utf-8")
     assert t["fig1"].attrs["models"] == ["ooo", "interval"]
     assert "for 12 run(s)" in md and "for 6 run(s)" in md
+    assert "(load dependencies: from the stream, 12 run(s))" in md
     for w in ma.workloads_for("tiny"):
         lab = label(w)
         assert _md_row(md, lab, "## Figure 1")[:6] == [

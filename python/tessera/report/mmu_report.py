@@ -130,6 +130,11 @@ def model_statement(df: pd.DataFrame) -> str:
         counts = ma._model_column(df[cpu]).value_counts()
         ms = [m for m in ma.MODELS if m in counts.index] + [m for m in counts.index if m not in ma.MODELS]
         parts = [f"{_MODEL_WORDS.get(m, f'`timing.kind = {m}`')} for {int(counts[m])} run(s)" for m in ms]
+        if "timing_dependencies" in df.columns:
+            deps = df.loc[cpu & (ma._model_column(df) == "ooo"), "timing_dependencies"].dropna().value_counts()
+            if len(deps):
+                parts[ms.index("ooo")] += " (load dependencies: " + "; ".join(
+                    f"{d}, {int(n)} run(s)" for d, n in deps.items()) + ")"
     if (~cpu).any():
         parts.append(f"the GPU timing model for {int((~cpu).sum())} GPU run(s) (no CPU core; `timing.kind` does not apply)")
     return "Timing model of these cycles (each run's resolved `timing.kind`): " + "; ".join(parts) + "."
