@@ -676,6 +676,24 @@ def check_complete(df: pd.DataFrame, spec: Mapping[str, Any]) -> None:
         raise ValueError(f"the sweep is missing runs (workload, page, prefetch, model): {missing}")
 
 
+def _with_dependencies(df: pd.DataFrame, store: str) -> pd.DataFrame:
+    """``df`` with each ooo run's ``timing_dependencies`` (where its load
+    dependencies came from: the stream, or the assumed fraction), read from
+    the stored result when the sweep's rows do not carry it."""
+    ooo = df["model"] == "ooo"
+    if not ooo.any() or ("timing_dependencies" in df.columns and df.loc[ooo, "timing_dependencies"].notna().all()):
+        return df
+    from tessera import results
+
+    out = df.copy()
+    if "timing_dependencies" not in out.columns:
+        out["timing_dependencies"] = None
+    out["timing_dependencies"] = out["timing_dependencies"].astype(object)
+    for i in out.index[ooo]:
+        out.at[i, "timing_dependencies"] = getattr(results.get(store, out.at[i, "run_id"]), "timing_dependencies", None)
+    return out
+
+
 @dataclasses.dataclass
 class Reproduction:
     """What :func:`reproduce` made: the report's files, the labelled runs, the
@@ -755,7 +773,7 @@ def reproduce(
     raw = run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
     sweep_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    df = label_runs(raw)
+    df = _with_dependencies(label_runs(raw), store)
     check_complete(df, spec)
     tabs = tables(df)
 
