@@ -24,10 +24,10 @@ from tessera.sweeps import plan
 _CONSTS = {"perfect_mmu_l1_cycles": 12, "perfect_mmu_l2_cycles": 20, "perfect_mmu_llc_cycles": 43, "perfect_tlb_cycles": 7}
 
 
-def _row(workload: str, page: str, pf: str, **counters: int) -> dict[str, Any]:
+def _row(workload: str, page: str, pf: str, model: str = "interval", **counters: int) -> dict[str, Any]:
     l1, l2, llc = ma.PREFETCH[pf]
     row: dict[str, Any] = {
-        "run_id": f"{workload}-{page}-{pf}",
+        "run_id": f"{workload}-{page}-{pf}-{model}",
         "workload": workload,
         "wall_s": 1.0,
         "config.physmem.page_size.kind": ma.PAGE_SIZES[page],
@@ -45,8 +45,14 @@ def _row(workload: str, page: str, pf: str, **counters: int) -> dict[str, Any]:
         "os.faults": 10,
     }
     row.update(counters)
-    # cycles = base + data stalls + translation stalls, as the interval model has it.
-    row["core.cycles"] = row["core.base_cycles"] + row["core.data_stall_cycles"] + row["core.translation_stall_cycles"]
+    if model == "ooo":
+        # An ooo run states its model and has its own cycles (given) and walk-oldest counter.
+        row["config.timing.kind"] = "ooo"
+        assert "core.cycles" in counters and "core.walk_oldest_cycles" in counters
+    else:
+        # cycles = base + data stalls + translation stalls, as the interval model has it;
+        # an interval run's config leaves timing.kind out.
+        row["core.cycles"] = row["core.base_cycles"] + row["core.data_stall_cycles"] + row["core.translation_stall_cycles"]
     row["walker.data_cycles"] = row["walker.cycles"]
     return row
 
@@ -74,6 +80,29 @@ def _runs(walks=(("kvcache", 1000, 500), ("gups", 2000, 0))) -> pd.DataFrame:
 @pytest.fixture
 def runs() -> pd.DataFrame:
     return ma.label_runs(_runs())
+
+
+def _ooo_runs() -> pd.DataFrame:
+    """kvcache and gups under ooo (all four configurations) beside the
+    interval runs of :func:`_runs` without prefetchers. Under ooo the walks
+    overlap: kvcache 4K has 40_000 walk cycles (walker busy) of which 10_000
+    are the oldest work, in 120_000 cycles; 2M 10_000 busy, 1000 oldest, in
+    100_000 cycles."""
+    rows = []
+    for w in ("kvcache", "gups"):
+        rows.append(_row(w, "4K", "none", "ooo", **{
+            "walker.data_walks": 1000, "walker.cycles": 40_000, "core.walk_oldest_cycles": 10_000,
+            "core.translation_stall_cycles": 13_000, "core.data_stall_cycles": 30_000, "core.cycles": 120_000,
+            "pagetable.mappings_4k": 2560}))
+        for pf in ("none", "l1", "all"):
+            rows.append(_row(w, "2M", pf, "ooo", **{
+                "walker.data_walks": 500, "walker.cycles": 10_000, "core.walk_oldest_cycles": 1000,
+                "core.translation_stall_cycles": 1500, "core.data_stall_cycles": 28_000, "core.cycles": 100_000,
+                "pagetable.mappings_2m": 5}))
+    interval = _runs()
+    interval = interval[interval["config.cache.l1d.prefetcher.kind"] == "none"]
+    both = pd.concat([pd.DataFrame(rows), interval], ignore_index=True)
+    return both.sample(frac=1.0, random_state=2).reset_index(drop=True)
 
 
 def test_label_runs_orders_workloads_and_configurations(runs: pd.DataFrame) -> None:
@@ -168,15 +197,130 @@ def test_cache_misses_walks_vs_llc_and_coverage(runs: pd.DataFrame) -> None:
     assert t3.loc["kvcache", "cold_4K"] == pytest.approx(1.0)
 
 
+def test_label_runs_reads_the_timing_model() -> None:
+    df = ma.label_runs(_ooo_runs())
+    # An interval run's config has no timing.kind: it is labelled interval.
+    assert df["config.timing.kind"].isna().sum() == 4
+    assert list(df["model"][:6]) == ["ooo"] * 4 + ["interval"] * 2
+    assert list(df["page"][:6]) == ["4K", "2M", "2M", "2M", "4K", "2M"]
+    assert ma.models_of(df) == ["ooo", "interval"]
+    assert ma.models_of(ma.label_runs(_runs())) == ["interval"]
+    ma.check_complete(df, {"axes": {"workload": ["kvcache", "gups"], "timing.kind": ["ooo", "interval"]}})
+    with pytest.raises(ValueError, match="'gups', '2M', 'none', 'interval'"):
+        ma.check_complete(df[~((df.workload == "gups") & (df.model == "interval") & (df.page == "2M"))],
+                          {"axes": {"workload": ["kvcache", "gups"], "timing.kind": ["ooo", "interval"]}})
+
+
+def test_figure_1_under_ooo_is_walk_oldest_with_walker_busy_beside() -> None:
+    df = ma.label_runs(_ooo_runs())
+    f1 = ma.fig1_walk_share(df)
+    assert f1.attrs["models"] == ["ooo", "interval"]
+    assert f1.loc["kvcache", "4K"] == pytest.approx(100 * 10_000 / 120_000)
+    assert f1.loc["kvcache", "2M"] == pytest.approx(100 * 1000 / 100_000)
+    assert f1.loc["kvcache", "4K busy"] == pytest.approx(100 * 40_000 / 120_000)
+    assert f1.loc["kvcache", "2M busy"] == pytest.approx(100 * 10_000 / 100_000)
+    # The interval model's columns are its own runs', as an interval-only table has them.
+    alone = ma.fig1_walk_share(ma.label_runs(_runs()))
+    for c in ("4K", "2M", "4K busy", "2M busy"):
+        assert f1[f"interval {c}"].tolist() == pytest.approx(alone[c].tolist())
+    # Under interval the walk cost is every walk cycle: both shares agree.
+    assert alone["4K"].tolist() == pytest.approx(alone["4K busy"].tolist())
+
+
+def test_equation_1_under_ooo_subtracts_the_walk_oldest_cycles() -> None:
+    df = ma.label_runs(_ooo_runs())
+    f3 = ma.fig3_speedup(df)
+    c4, c2 = 120_000, 100_000
+    assert f3.loc["kvcache", "measured"] == pytest.approx(100 * (c4 / c2 - 1))
+    assert f3.loc["kvcache", "expected"] == pytest.approx(100 * (c4 / (c4 - 10_000 + 1000) - 1))
+    assert f3.loc["kvcache", "expected_busy"] == pytest.approx(100 * (c4 / (c4 - 40_000 + 10_000) - 1))
+    assert f3.loc["kvcache", "gap_busy"] == pytest.approx(f3.loc["kvcache", "measured"] - f3.loc["kvcache", "expected_busy"])
+    assert f3.loc["kvcache", "saved_walks"] == pytest.approx(100 * 9000 / c4)
+    assert f3.loc["kvcache", "saved_tlb_hits"] == pytest.approx(100 * (3000 - 500) / c4)
+    assert f3.loc["kvcache", "saved_data"] == pytest.approx(100 * 2000 / c4)
+    saved = f3.loc["kvcache", ["saved_walks", "saved_tlb_hits", "saved_data", "saved_other"]].sum()
+    assert saved == pytest.approx(100 * (c4 - c2) / c4)
+    # The interval model's columns equal an interval-only table's; its split leaves nothing over.
+    alone = ma.fig3_speedup(ma.label_runs(_runs()))
+    for c in ("measured", "expected", "gap", "saved_walks", "saved_data"):
+        assert f3[f"interval {c}"].tolist() == pytest.approx(alone[c].tolist())
+    assert alone["saved_other"].tolist() == pytest.approx([0.0, 0.0])
+    assert alone["expected_busy"].tolist() == pytest.approx(alone["expected"].tolist())
+
+
+def test_models_table_puts_both_models_side_by_side() -> None:
+    df = ma.label_runs(_ooo_runs())
+    m = ma.models_table(df)
+    assert list(m.index) == [("kvcache", "ooo"), ("kvcache", "interval"), ("gups", "ooo"), ("gups", "interval")]
+    f1, f3 = ma.fig1_walk_share(df), ma.fig3_speedup(df)
+    assert m.loc[("kvcache", "ooo"), "gap"] == pytest.approx(f3.loc["kvcache", "gap"])
+    assert m.loc[("kvcache", "interval"), "measured"] == pytest.approx(f3.loc["kvcache", "interval measured"])
+    assert m.loc[("gups", "ooo"), "busy_4K"] == pytest.approx(f1.loc["gups", "4K busy"])
+    # The other views are the main (ooo) model's runs; Table V uses all four.
+    t = ma.tables(df)
+    assert t["fig10"].loc["kvcache", "4K measured"] == pytest.approx(100 * 40_000 / 120_000)
+    assert t["table5"].loc["kvcache", "l1 walks"] == pytest.approx(1.0)
+
+
+def test_report_states_both_models_and_the_walk_share_used() -> None:
+    df = ma.label_runs(_ooo_runs())
+    t = ma.tables(df)
+    md = to_markdown(mmu_report._fig1(t["fig1"]))
+    row = _md_row(md, "kvcache (data-caching)", "## Figure 1")
+    assert row[:6] == [fmt(t["fig1"].loc["kvcache", c]) for c in ("4K", "2M", "4K busy", "2M busy", "interval 4K", "interval 2M")]
+    assert "core.walk_oldest_cycles" in md and "ours (interval) 4 KiB" in md
+    md3 = to_markdown(mmu_report._fig3(t["fig3"]))
+    row = _md_row(md3, "kvcache (data-caching)", "## Figure 3")
+    assert row[:5] == [fmt(t["fig3"].loc["kvcache", c]) for c in ("measured", "expected", "gap", "expected_busy", "gap_busy")]
+    assert md3.count("where the simulated cycles go") == 2
+    side = to_markdown(mmu_report._models_section(t["models"]))
+    assert _md_row(side, "kvcache (data-caching)", "## Both")[0] == "ooo"
+    statement = mmu_report.model_statement(df)
+    assert "`timing.kind = \"ooo\"`) for 8 run(s)" in statement
+    assert "`timing.kind = \"interval\"`) for 4 run(s)" in statement
+    # Under ooo, where the load dependencies came from (the result's timing_dependencies).
+    deps = df.assign(timing_dependencies=["from the stream" if m == "ooo" else None for m in df["model"]])
+    assert "(load dependencies: from the stream, 8 run(s))" in mmu_report.model_statement(deps)
+    gpu = pd.DataFrame({"gpu.cycles": [1.0, 2.0]})
+    assert "GPU timing model for 2 GPU run(s)" in mmu_report.model_statement(gpu)
+
+
 # ----------------------------------------------------------------- the sweep
 
 
 @pytest.mark.parametrize("scale", ma.SCALES)
-def test_sweep_spec_is_four_runs_per_workload(scale: str) -> None:
+def test_sweep_spec_is_four_runs_per_workload_and_model_plus_two(scale: str) -> None:
     spec = ma.sweep_spec(scale)
     _, expanded, _ = plan(spec)
-    assert len(expanded) == 4 * len(ma.workloads_for(scale))
+    n = len(ma.workloads_for(scale))
+    assert len(expanded) == 6 * n
     assert set(spec["params"]) == set(ma.workloads_for(scale))
+    # Four runs per workload under ooo, the two without prefetchers under interval.
+    kinds = [r.point["timing.kind"] for r in expanded]
+    assert kinds.count("ooo") == 4 * n and kinds.count("interval") == 2 * n
+    assert all(r.point["cache.l1d.prefetcher"] == "none" for r in expanded if r.point["timing.kind"] == "interval")
+    _, one, _ = plan(ma.sweep_spec(scale, models=("interval",)))
+    assert len(one) == 4 * n
+    with pytest.raises(ValueError, match="models"):
+        ma.sweep_spec(scale, models=("ooo", "ooo"))
+
+
+def test_sweep_axis_timing_kind_keeps_the_presets_core() -> None:
+    """`timing.kind` picks a model, as `--set timing.kind=ooo` does: the
+    preset's clock and `[timing.ooo]` core stay (spelt `timing`, the axis
+    would replace the whole `[timing]` table with defaults)."""
+    import tomllib
+
+    _, expanded, _ = plan(ma.sweep_spec("tiny"))
+    for r in expanded:
+        timing = tomllib.loads(r.config_toml)["timing"]
+        assert timing["frequency_ghz"] == 3.2
+        if r.point["timing.kind"] == "ooo":
+            assert timing["kind"] == "ooo"
+            assert (timing["ooo"]["window"], timing["ooo"]["lsq"], timing["ooo"]["mshrs"]) == (168, 100, 10)
+        else:
+            # An interval run's resolved config is what it was before the ooo model existed.
+            assert "kind" not in timing and "ooo" not in timing
 
 
 def test_paper_numbers_cover_every_benchmark() -> None:
@@ -272,9 +416,13 @@ def test_tiny_report_numbers_are_the_stores(tiny: Path) -> None:
     df = ma.label_runs(tessera.results.load(str(tiny / "store.sqlite"), sweep="mmu-analysis-tiny"))
     t = ma.tables(df)
     md = (tiny / "report.md").read_text(encoding="utf-8")
+    assert t["fig1"].attrs["models"] == ["ooo", "interval"]
+    assert "for 12 run(s)" in md and "for 6 run(s)" in md
+    assert "(load dependencies: from the stream, 12 run(s))" in md
     for w in ma.workloads_for("tiny"):
         lab = label(w)
-        assert _md_row(md, lab, "## Figure 1")[:2] == [fmt(t["fig1"].loc[w, "4K"]), fmt(t["fig1"].loc[w, "2M"])]
+        assert _md_row(md, lab, "## Figure 1")[:6] == [
+            fmt(t["fig1"].loc[w, c]) for c in ("4K", "2M", "4K busy", "2M busy", "interval 4K", "interval 2M")]
         assert _md_row(md, lab, "## Figure 2")[0] == fmt(t["fig2"].loc[w, "2M"])
         assert _md_row(md, lab, "## Figure 3")[:3] == [fmt(t["fig3"].loc[w, c]) for c in ("measured", "expected", "gap")]
         assert _md_row(md, lab, "## Figure 4")[:2] == [fmt(t["fig4"].loc[w, p], 3) for p in ("4K", "2M")]
@@ -285,26 +433,33 @@ def test_tiny_report_numbers_are_the_stores(tiny: Path) -> None:
         assert _md_row(md, lab, "## Table V")[:3] == [fmt(t["table5"].loc[w, f"l1 {c}"]) for c in ("walks", "cycles_per_walk", "walk_cycles")]
     # The paper's side of a row is the transcription.
     assert _md_row(md, "kvcache (data-caching)", "## Table IV")[3:6] == ["1.17", "0.83", "0.98"]
-    # Our walk share is the core's derived metric, recomputed from counters.
-    b = df[(df.page == "4K")].set_index("workload")
-    assert (t["fig1"]["4K"] / 100).tolist() == pytest.approx(b["walker.data_walk_cycle_share"].tolist())
+    # Our walk shares are the core's derived metrics, recomputed from counters.
+    b = df[(df.page == "4K") & (df.model == "ooo")].set_index("workload")
+    assert (t["fig1"]["4K"] / 100).tolist() == pytest.approx(b["core.walk_oldest_share"].tolist())
+    assert (t["fig1"]["4K busy"] / 100).tolist() == pytest.approx(b["walker.data_walk_cycle_share"].tolist())
+    i = df[(df.page == "4K") & (df.model == "interval")].set_index("workload")
+    assert (t["fig1"]["interval 4K"] / 100).tolist() == pytest.approx(i["walker.data_walk_cycle_share"].tolist())
 
 
 def test_tiny_equation_1_matches_tessera_compare(tiny: Path) -> None:
     store = str(tiny / "store.sqlite")
     df = ma.label_runs(tessera.results.load(store, sweep="mmu-analysis-tiny"))
     f3 = ma.fig3_speedup(df)
+    # `tessera compare` subtracts every walk cycle (walker busy): the interval
+    # model's Equation 1, and the ooo model's walker-busy variant.
     for w in ma.workloads_for("tiny"):
-        ids = {p: df[(df.workload == w) & (df.page == p) & (df.prefetch == "none")].run_id.item() for p in ("4K", "2M")}
-        c = tessera.compare(tessera.results.get(store, ids["4K"]), tessera.results.get(store, ids["2M"]))
-        assert f3.loc[w, "measured"] == pytest.approx(100 * c["simulated_speedup"])
-        assert f3.loc[w, "expected"] == pytest.approx(100 * c["expected_speedup"])
+        for model, pre, exp in (("interval", "interval ", "expected"), ("ooo", "", "expected_busy")):
+            sel = (df.workload == w) & (df.prefetch == "none") & (df.model == model)
+            ids = {p: df[sel & (df.page == p)].run_id.item() for p in ("4K", "2M")}
+            c = tessera.compare(tessera.results.get(store, ids["4K"]), tessera.results.get(store, ids["2M"]))
+            assert f3.loc[w, pre + "measured"] == pytest.approx(100 * c["simulated_speedup"])
+            assert f3.loc[w, pre + exp] == pytest.approx(100 * c["expected_speedup"])
 
 
 def test_rerun_reuses_the_store_and_draws_identical_figures(tiny: Path) -> None:
     before = {p.name: p.read_bytes() for p in (tiny / "figures").iterdir()}
     r = tessera.reproduce("mmu-analysis", out=tiny, scale="tiny", jobs=1)
-    assert r.timing["computed"] == 0 and r.timing["already_stored"] == 12
+    assert r.timing["computed"] == 0 and r.timing["already_stored"] == 18
     after = {p.name: p.read_bytes() for p in (tiny / "figures").iterdir()}
     assert after == before
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -363,6 +364,9 @@ def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
         assert (tiny / "sweeps" / f"{part}.toml").exists()
     assert (tiny / "sweeps" / "versus-compaction.toml").exists()
     assert "tessera reproduce gtsm --tiny" in md and "Run time:" in md
+    # The report says which timing model made its cycles (every run: the preset's interval model).
+    assert re.search(r"the interval model \(`timing.kind = \"interval\"`\) for \d+ run\(s\)\.", md)
+    assert "`timing.kind = \"ooo\"`" not in md
     assert "commit" in json.loads((tiny / "data" / "timing.json").read_text(encoding="utf-8"))
 
 

@@ -120,6 +120,8 @@ def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
         assert f"figures/{stem}.png" in md and f"figures/{stem}.svg" in html
     assert "10.1145/3582016.3582021" in md and "tessera reproduce mosaic-pages --tiny" in md
     assert "shared/papers" not in md and "Run time:" in md
+    # The report says which timing model made its cycles (mosaic_gem5 keeps the interval model).
+    assert "Timing model of these cycles" in md and "the interval model (`timing.kind = \"interval\"`) for" in md
     for part in ("fig6", "probe", "pressure", "beyond"):
         assert (tiny / "sweeps" / f"{part}.toml").exists()
 

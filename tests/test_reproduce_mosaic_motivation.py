@@ -153,6 +153,8 @@ def test_tiny_report_has_its_sections_figures_and_tables(tiny: Path) -> None:
         assert (tiny / "figures" / f"{stem}.png").stat().st_size > 1000
     assert "10.1145/3123939.3123975" in md and "shared/papers" not in md
     assert f"−{paper.FIG3_4K_LOSS} %" in md and "simulated with the code of commit" in md
+    # GPU runs: the cycles are the GPU model's; no CPU timing model applies.
+    assert "the GPU timing model for" in md and "`timing.kind = \"interval\"`" not in md
     for part in ["alone"] + [f"mix-{c}" for c in mm.CONFIGS]:
         assert (tiny / "sweeps" / f"{part}.toml").exists()
 

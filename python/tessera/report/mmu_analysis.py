@@ -9,7 +9,10 @@ perfect-TLB bounds, and what the data prefetchers do to walks.
 
 Here the same views come from one sweep on the ``sandy_bridge`` preset:
 every workload × {4 KiB, THP} with prefetchers off, plus, with THP, the two
-prefetcher settings of Table V. :func:`sweep_spec` builds the sweep,
+prefetcher settings of Table V, under the out-of-order timing model
+(``timing.kind = "ooo"``, the report's main model); the 4 KiB and THP runs
+without prefetchers are repeated under the interval model, so Figures 1 and 3
+show both models' cycles beside each other (:data:`MODELS`). :func:`sweep_spec` builds the sweep,
 :func:`run_sweep` runs it through :func:`tessera.sweep`, and each ``fig*``/``table*`` function turns the sweep's
 DataFrame into one of the paper's tables. Every metric is computed here
 from raw counters with the paper's Table II formulas, so the functions can be
@@ -35,11 +38,13 @@ __all__ = [
     "MEMORY_INTENSIVE",
     "PAGE_SIZES",
     "PREFETCH",
+    "MODELS",
     "workloads_for",
     "params_for",
     "sweep_spec",
     "run_sweep",
     "label_runs",
+    "models_of",
     "fig1_walk_share",
     "fig2_normalised_walk_cycles",
     "fig3_speedup",
@@ -51,6 +56,7 @@ __all__ = [
     "fig10_bounds",
     "table5_prefetch",
     "table3_coverage",
+    "models_table",
     "tables",
     "reproduce",
     "Reproduction",
@@ -85,6 +91,13 @@ PREFETCH = {
     "all": ("next_line", "stride", "next_line"),
 }
 _PF_KEYS = ("cache.l1d.prefetcher", "cache.l2.prefetcher", "cache.llc.prefetcher")
+
+#: Timing models (``timing.kind``) the sweep runs, the report's main one
+#: first. The main model runs all four configurations of a workload; the
+#: others run the 4 KiB and THP runs without prefetchers (what Figures 1 and 3
+#: need; every counter but the cycles and stalls is the same under both models,
+#: docs/timing.md), so the other views are the main model's.
+MODELS = ("ooo", "interval")
 
 # Workload parameters per scale. Sizes are chosen so that the data the
 # workload touches at random is well beyond the 2 MiB D-TLB's reach (32 × 2 MiB
@@ -191,12 +204,17 @@ def sweep_name(scale: str) -> str:
     return STUDY if scale == "full" else f"{STUDY}-{scale}"
 
 
-def sweep_spec(scale: str = "full", warmup: Optional[str] = None) -> dict[str, Any]:
+def sweep_spec(scale: str = "full", warmup: Optional[str] = None, models: Sequence[str] = MODELS) -> dict[str, Any]:
     """The sweep (contract format, see ``notes/sweep-contract.md``): every
     workload × {4 KiB, THP} × Table V's prefetcher settings, minus the
     prefetcher runs with 4 KiB pages (Table V is for 2 MiB pages only), so
-    four runs per workload. ``warmup`` gives every workload one warm-up
-    (``"0"``: none) instead of the scale's own (``_WARMUP``)."""
+    four runs per workload under the first of ``models`` (``timing.kind``)
+    and two (4 KiB and THP, prefetchers off) under each other one.
+    ``warmup`` gives every workload one warm-up (``"0"``: none) instead of the
+    scale's own (``_WARMUP``)."""
+    models = list(models)
+    if not models or len(set(models)) != len(models) or any(m not in MODELS for m in models):
+        raise ValueError(f"models must be distinct values of {', '.join(MODELS)}; got {models!r}")
     wls = workloads_for(scale)
     pf = list(PREFETCH.values())
     warm = warmup_for(scale) if warmup is None else {w: str(warmup) for w in wls}
@@ -211,11 +229,19 @@ def sweep_spec(scale: str = "full", warmup: Optional[str] = None) -> dict[str, A
             "warmup": [warm[w] for w in wls],
             "physmem.page_size": list(PAGE_SIZES.values()),
             **{key: [p[i] for p in pf] for i, key in enumerate(_PF_KEYS)},
+            "timing.kind": models,
             "zip": [["workload", "warmup"], list(_PF_KEYS)],
         },
-        # Table V is for 2 MiB pages only: no prefetcher runs with 4 KiB pages.
+        # Table V is for 2 MiB pages only: no prefetcher runs with 4 KiB pages;
+        # and the prefetcher runs only under the main timing model.
         "exclude": [
             {"physmem.page_size": PAGE_SIZES["4K"], **dict(zip(_PF_KEYS, kinds))}
+            for label, kinds in PREFETCH.items()
+            if label != "none"
+        ]
+        + [
+            {"timing.kind": m, **dict(zip(_PF_KEYS, kinds))}
+            for m in models[1:]
             for label, kinds in PREFETCH.items()
             if label != "none"
         ],
@@ -256,35 +282,58 @@ _PF_BY_KINDS = {v: k for k, v in PREFETCH.items()}
 _PAGE_BY_KIND = {v: k for k, v in PAGE_SIZES.items()}
 
 
+def _model_column(df: pd.DataFrame) -> pd.Series:
+    """Each run's timing model from its resolved config. An interval run's
+    written config leaves ``timing.kind`` out (docs/timing.md), so a missing
+    value is ``interval``."""
+    if "config.timing.kind" not in df.columns:
+        return pd.Series("interval", index=df.index)
+    return df["config.timing.kind"].fillna("interval").astype(str)
+
+
 def label_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """The sweep's rows with ``page`` (``4K``/``2M``) and ``prefetch``
-    (``none``/``l1``/``all``) columns read from each run's resolved config,
-    sorted in the study's workload order. Raises if a (workload, page,
-    prefetch) point is missing a label or appears twice."""
+    """The sweep's rows with ``page`` (``4K``/``2M``), ``prefetch``
+    (``none``/``l1``/``all``) and ``model`` (``timing.kind``: ``ooo`` /
+    ``interval``) columns read from each run's resolved config, sorted in the
+    study's workload order (within a workload: model as :data:`MODELS`, page,
+    prefetch). Raises if a (workload, page, prefetch, model) point is missing
+    a label or appears twice."""
     if df.empty:
         raise ValueError("the sweep returned no runs")
     out = df.copy()
+    out["model"] = _model_column(out)
     out["page"] = out["config.physmem.page_size.kind"].map(_PAGE_BY_KIND)
     kinds = list(zip(*(out[f"config.{k}.kind"] for k in _PF_KEYS)))
     out["prefetch"] = [_PF_BY_KINDS.get(k) for k in kinds]
-    bad = out[out["page"].isna() | out["prefetch"].isna()]
+    bad = out[out["page"].isna() | out["prefetch"].isna() | ~out["model"].isin(MODELS)]
     if not bad.empty:
         raise ValueError(f"runs outside the study's configurations: {sorted(set(bad['run_id']))}")
-    dup = out.duplicated(["workload", "page", "prefetch"], keep=False)
+    dup = out.duplicated(["workload", "page", "prefetch", "model"], keep=False)
     if dup.any():
         raise ValueError(f"several runs for one configuration: {sorted(set(out[dup]['workload']))}")
     order = {w: i for i, w in enumerate(SCALE_OUT + MEMORY_INTENSIVE)}
     out["_order"] = out["workload"].map(lambda w: order.get(w, len(order)))
+    out["_model"] = out["model"].map(list(MODELS).index)
     out["_page"] = out["page"].map(list(PAGE_SIZES).index)
     out["_pf"] = out["prefetch"].map(list(PREFETCH).index)
-    out = out.sort_values(["_order", "workload", "_page", "_pf"], kind="stable")
-    out = out.drop(columns=["_order", "_page", "_pf"])
+    out = out.sort_values(["_order", "workload", "_model", "_page", "_pf"], kind="stable")
+    out = out.drop(columns=["_order", "_model", "_page", "_pf"])
     return out.reset_index(drop=True)
 
 
-def _pick(df: pd.DataFrame, page: str, prefetch: str = "none") -> pd.DataFrame:
-    """One row per workload (in study order) for one configuration."""
+def models_of(df: pd.DataFrame) -> list[str]:
+    """The timing models of the labelled runs, in :data:`MODELS` order: the
+    first is the main one (the report's main tables)."""
+    have = set(df["model"]) if "model" in df.columns else {"interval"}
+    return [m for m in MODELS if m in have]
+
+
+def _pick(df: pd.DataFrame, page: str, prefetch: str = "none", model: Optional[str] = None) -> pd.DataFrame:
+    """One row per workload (in study order) for one configuration, under
+    ``model`` (default: the main model of ``df``, see :func:`models_of`)."""
     sub = df[(df["page"] == page) & (df["prefetch"] == prefetch)]
+    if "model" in sub.columns:
+        sub = sub[sub["model"] == (model or models_of(df)[0])]
     return sub.set_index("workload")
 
 
@@ -300,8 +349,28 @@ def _div(a: Any, b: Any) -> Any:
 
 
 def _walk_share(s: pd.DataFrame) -> pd.Series:
-    # Table II: (DTLB load + store WALK_DURATION) / CPU_CLK_UNHALTED.
+    # Table II: (DTLB load + store WALK_DURATION) / CPU_CLK_UNHALTED. Under
+    # ooo this is the walker-busy share (walks overlap other work).
     return 100.0 * _div(s["walker.data_cycles"], s["core.cycles"])
+
+
+def _walk_cost(s: pd.DataFrame) -> pd.Series:
+    """The cycles walks cost the core, per run: under the interval model every
+    walk cycle is a stall cycle (``walker.cycles``); under ooo, the cycles a
+    walk is the oldest unfinished work (``core.walk_oldest_cycles``), the part
+    of the walks nothing else hides. (``walker.cycles``: all walks; these
+    workloads fetch no instructions, so all walks are data walks.)"""
+    ooo = _model_column(s) == "ooo"
+    if ooo.any() and "core.walk_oldest_cycles" not in s.columns:
+        raise ValueError("ooo runs without core.walk_oldest_cycles")
+    oldest = s["core.walk_oldest_cycles"] if "core.walk_oldest_cycles" in s.columns else s["walker.cycles"]
+    return pd.Series(np.where(ooo, oldest, s["walker.cycles"]), index=s.index, dtype="float64")
+
+
+def _cost_share(s: pd.DataFrame) -> pd.Series:
+    """% of cycles walks cost (:func:`_walk_cost`): Figure 1's share. Equal to
+    :func:`_walk_share` under the interval model."""
+    return 100.0 * _div(_walk_cost(s), s["core.cycles"])
 
 
 def _walks_pki(s: pd.DataFrame) -> pd.Series:
@@ -320,10 +389,33 @@ def _frame(wls: Sequence[str], cols: Mapping[str, pd.Series]) -> pd.DataFrame:
     return out
 
 
+def _prefixed(m: str, main: str, col: str) -> str:
+    return col if m == main else f"{m} {col}"
+
+
 def fig1_walk_share(df: pd.DataFrame) -> pd.DataFrame:
-    """Figure 1: % of cycles in data page walks, 4 KiB and 2 MiB pages."""
+    """Figure 1: % of cycles in data page walks, 4 KiB and 2 MiB pages, for
+    every timing model of ``df``.
+
+    ``4K``/``2M``: the cycles walks cost (:func:`_walk_cost`): under ooo
+    ``core.walk_oldest_cycles / core.cycles``, the share of cycles a walk is
+    the oldest unfinished work; under interval ``walker.data_cycles /
+    core.cycles``. ``4K busy``/``2M busy``: the paper's Table II formula,
+    WALK_DURATION / cycles, i.e. ``walker.data_cycles / core.cycles`` (the
+    walker-busy share; the same as the first under interval). Columns of the
+    main model (:func:`models_of`) are bare, each other model's carry its
+    name first (``interval 4K``)."""
     wls = _workloads(df)
-    return _frame(wls, {"4K": _walk_share(_pick(df, "4K")), "2M": _walk_share(_pick(df, "2M"))})
+    ms = models_of(df)
+    cols: dict[str, pd.Series] = {}
+    for m in ms:
+        for page in PAGE_SIZES:
+            cols[_prefixed(m, ms[0], page)] = _cost_share(_pick(df, page, model=m))
+        for page in PAGE_SIZES:
+            cols[_prefixed(m, ms[0], f"{page} busy")] = _walk_share(_pick(df, page, model=m))
+    out = _frame(wls, cols)
+    out.attrs["models"] = ms
+    return out
 
 
 def fig2_normalised_walk_cycles(df: pd.DataFrame) -> pd.DataFrame:
@@ -339,45 +431,71 @@ def fig2_normalised_walk_cycles(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _fig3_one(df: pd.DataFrame, model: str) -> dict[str, pd.Series]:
+    a = _pick(df, "4K", model=model)
+    b = _pick(df, "2M", model=model).reindex(a.index)
+    c4, c2 = a["core.cycles"].astype(float), b["core.cycles"].astype(float)
+    w4, w2 = _walk_cost(a), _walk_cost(b)
+    measured = 100.0 * (_div(c4, c2) - 1.0)
+    expected = 100.0 * (_div(c4, c4 - w4 + w2) - 1.0)
+    expected_busy = 100.0 * (_div(c4, c4 - a["walker.cycles"] + b["walker.cycles"]) - 1.0)
+    tlb_hits4 = a["core.translation_stall_cycles"] - w4
+    tlb_hits2 = b["core.translation_stall_cycles"] - w2
+    saved_walks = 100.0 * _div(w4 - w2, c4)
+    saved_tlb_hits = 100.0 * _div(tlb_hits4 - tlb_hits2, c4)
+    saved_data = 100.0 * _div(a["core.data_stall_cycles"] - b["core.data_stall_cycles"], c4)
+    saved = 100.0 * _div(c4 - c2, c4)
+    return {
+        "measured": measured,
+        "expected": expected,
+        "gap": measured - expected,
+        "expected_busy": expected_busy,
+        "gap_busy": measured - expected_busy,
+        "saved_walks": saved_walks,
+        "saved_tlb_hits": saved_tlb_hits,
+        "saved_data": saved_data,
+        "saved_other": saved - saved_walks - saved_tlb_hits - saved_data,
+    }
+
+
 def fig3_speedup(df: pd.DataFrame) -> pd.DataFrame:
     """Figure 3 and Equation 1: speedup from 4 KiB to 2 MiB pages, measured
-    (simulated) and expected, in %.
+    (simulated) and expected, in %, for every timing model of ``df`` (the main
+    model's columns bare, each other model's prefixed with its name, as
+    :func:`fig1_walk_share`).
 
-    ``expected cycles(2M) = cycles(4K) − walk cycles(4K) + walk cycles(2M)``;
+    ``expected cycles(2M) = cycles(4K) − walk cost(4K) + walk cost(2M)``;
     speedup = cycles(4K) / cycles(2M) − 1, expected = cycles(4K) / expected
-    cycles(2M) − 1 (as :func:`tessera.compare`, which uses all walk cycles;
-    these workloads fetch no instructions, so all walks are data walks).
-    ``gap`` is measured − expected in points. (The paper also reports the IPC
-    gain; here both runs retire the same instructions, so it equals the
-    measured speedup.)
+    cycles(2M) − 1; ``gap`` is measured − expected in points. The walk cost is
+    :func:`_walk_cost`, the same cycles Figure 1 shows: under the interval
+    model every walk cycle (``walker.cycles``, as :func:`tessera.compare`);
+    under ooo the cycles a walk is the oldest unfinished work
+    (``core.walk_oldest_cycles``), since only those are in the cycles Equation
+    1 subtracts from. ``expected_busy``/``gap_busy`` use the paper's literal
+    counter, WALK_DURATION (``walker.cycles``, what ``tessera compare``
+    reports), under every model: under ooo it takes walk time that overlapped
+    other work off the cycles too. (These workloads fetch no instructions, so
+    all walks are data walks. The paper also reports the IPC gain; here both
+    runs retire the same instructions, so it equals the measured speedup.)
 
-    Tessera's interval model makes the gap exact to account for: cycles =
-    base + data stalls + translation stalls, and translation stalls = walk
-    cycles + TLB-level latencies (the 7-cycle L2 TLB probe). So the cycles
-    2 MiB pages save split into ``saved_walks`` (what Eq. 1 sees),
-    ``saved_tlb_hits`` (fewer L2 TLB probes) and ``saved_data`` (data stalls:
-    page-table lines no longer competing with data in the caches, and a
-    different physical layout); each as % of the 4 KiB run's cycles."""
+    Where the simulated saving comes from, as % of the 4 KiB run's cycles:
+    ``saved_walks`` (the walk cost, what Eq. 1 sees), ``saved_tlb_hits``
+    (the rest of the translation stalls: fewer 7-cycle L2 TLB probes),
+    ``saved_data`` (data stalls: page-table lines no longer competing with
+    data in the caches, and a different physical layout) and
+    ``saved_other``, the rest. The interval model's cycles are base + data
+    stalls + translation stalls exactly, so its ``saved_other`` is 0; under
+    ooo the stalls are head time (docs/timing.md) and ``saved_other`` is the
+    change in the cycles no stalled op holds the head."""
     wls = _workloads(df)
-    a = _pick(df, "4K")
-    b = _pick(df, "2M").reindex(a.index)
-    c4, c2 = a["core.cycles"].astype(float), b["core.cycles"].astype(float)
-    expected_c2 = c4 - a["walker.cycles"] + b["walker.cycles"]
-    measured = 100.0 * (_div(c4, c2) - 1.0)
-    expected = 100.0 * (_div(c4, expected_c2) - 1.0)
-    tlb_hits4 = a["core.translation_stall_cycles"] - a["walker.cycles"]
-    tlb_hits2 = b["core.translation_stall_cycles"] - b["walker.cycles"]
-    return _frame(
-        wls,
-        {
-            "measured": measured,
-            "expected": expected,
-            "gap": measured - expected,
-            "saved_walks": 100.0 * _div(a["walker.cycles"] - b["walker.cycles"], c4),
-            "saved_tlb_hits": 100.0 * _div(tlb_hits4 - tlb_hits2, c4),
-            "saved_data": 100.0 * _div(a["core.data_stall_cycles"] - b["core.data_stall_cycles"], c4),
-        },
-    )
+    ms = models_of(df)
+    cols: dict[str, pd.Series] = {}
+    for m in ms:
+        for k, v in _fig3_one(df, m).items():
+            cols[_prefixed(m, ms[0], k)] = v
+    out = _frame(wls, cols)
+    out.attrs["models"] = ms
+    return out
 
 
 def fig4_walks_pki(df: pd.DataFrame) -> pd.DataFrame:
@@ -434,7 +552,9 @@ def fig10_bounds(df: pd.DataFrame) -> pd.DataFrame:
     every walk one reference hitting the LLC / L2 / L1 (43 / 20 / 12 cycles),
     or every TLB miss served by a perfect 7-cycle third-level TLB. The
     constants are read from each run's resolved ``metrics`` config.
-    Columns ``<page> <bound>`` for page 4K and 2M."""
+    Columns ``<page> <bound>`` for page 4K and 2M; main timing model only.
+    ``measured`` is the walker-busy share (Table II's WALK_DURATION /
+    cycles), since the bounds are walk durations too."""
     wls = _workloads(df)
     cols: dict[str, pd.Series] = {}
     for page in PAGE_SIZES:
@@ -464,6 +584,40 @@ def table5_prefetch(df: pd.DataFrame) -> pd.DataFrame:
         cols[f"{label} cycles_per_walk"] = _div(_cycles_per_walk(s), _cycles_per_walk(base))
         cols[f"{label} walk_cycles"] = _div(s["walker.data_cycles"], base["walker.data_cycles"])
     return _frame(wls, cols)
+
+
+def models_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The timing models side by side, one row per (workload, model): Figure
+    3's speedups and gaps and Figure 1's shares (walk cost and walker busy),
+    in %."""
+    f1, f3 = fig1_walk_share(df), fig3_speedup(df)
+    ms = models_of(df)
+    parts = []
+    for m in ms:
+        def col(t: pd.DataFrame, c: str) -> pd.Series:
+            return t[_prefixed(m, ms[0], c)]
+
+        part = pd.DataFrame(
+            {
+                "measured": col(f3, "measured"),
+                "expected": col(f3, "expected"),
+                "gap": col(f3, "gap"),
+                "expected_busy": col(f3, "expected_busy"),
+                "gap_busy": col(f3, "gap_busy"),
+                "share_4K": col(f1, "4K"),
+                "share_2M": col(f1, "2M"),
+                "busy_4K": col(f1, "4K busy"),
+                "busy_2M": col(f1, "2M busy"),
+            }
+        )
+        part.insert(0, "model", m)
+        parts.append(part.reset_index())
+    out = pd.concat(parts, ignore_index=True)
+    order = {w: i for i, w in enumerate(_workloads(df))}
+    out["_w"] = out["workload"].map(order)
+    out["_m"] = out["model"].map(ms.index)
+    out = out.sort_values(["_w", "_m"], kind="stable").drop(columns=["_w", "_m"])
+    return out.set_index(["workload", "model"])
 
 
 def table3_coverage(df: pd.DataFrame) -> pd.DataFrame:
@@ -504,17 +658,40 @@ def tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
         "fig9": fig9_walks_vs_llc(df),
         "fig10": fig10_bounds(df),
         "table5": table5_prefetch(df),
+        "models": models_table(df),
     }
 
 
 def check_complete(df: pd.DataFrame, spec: Mapping[str, Any]) -> None:
-    """Every workload of ``spec`` must have its four runs (4K; 2M × none/l1/all)."""
-    want = {(w, "4K", "none") for w in spec["axes"]["workload"]}
-    want |= {(w, "2M", pf) for w in spec["axes"]["workload"] for pf in PREFETCH}
-    have = set(zip(df["workload"], df["page"], df["prefetch"]))
+    """Every workload of ``spec`` must have its four runs (4K; 2M × none/l1/all)
+    under the main timing model and its 4K and 2M runs under each other one."""
+    models = list(spec["axes"].get("timing.kind", ["interval"]))
+    wls = spec["axes"]["workload"]
+    want = {(w, "4K", "none", m) for w in wls for m in models}
+    want |= {(w, "2M", "none", m) for w in wls for m in models}
+    want |= {(w, "2M", pf, models[0]) for w in wls for pf in PREFETCH}
+    have = set(zip(df["workload"], df["page"], df["prefetch"], df["model"]))
     missing = sorted(want - have)
     if missing:
-        raise ValueError(f"the sweep is missing runs (workload, page, prefetch): {missing}")
+        raise ValueError(f"the sweep is missing runs (workload, page, prefetch, model): {missing}")
+
+
+def _with_dependencies(df: pd.DataFrame, store: str) -> pd.DataFrame:
+    """``df`` with each ooo run's ``timing_dependencies`` (where its load
+    dependencies came from: the stream, or the assumed fraction), read from
+    the stored result when the sweep's rows do not carry it."""
+    ooo = df["model"] == "ooo"
+    if not ooo.any() or ("timing_dependencies" in df.columns and df.loc[ooo, "timing_dependencies"].notna().all()):
+        return df
+    from tessera import results
+
+    out = df.copy()
+    if "timing_dependencies" not in out.columns:
+        out["timing_dependencies"] = None
+    out["timing_dependencies"] = out["timing_dependencies"].astype(object)
+    for i in out.index[ooo]:
+        out.at[i, "timing_dependencies"] = getattr(results.get(store, out.at[i, "run_id"]), "timing_dependencies", None)
+    return out
 
 
 @dataclasses.dataclass
@@ -567,12 +744,15 @@ def reproduce(
     progress: bool = False,
     command: Optional[str] = None,
     warmup: Optional[str] = None,
+    models: Sequence[str] = MODELS,
 ) -> Reproduction:
     """Run the study's sweep at ``scale`` and write the report into ``out``:
     ``report.md``, ``report.html``, ``figures/``, ``data/``, ``sweep.toml``.
     Results go to ``store`` (default ``<out>/store.sqlite``); runs already
     there are reused unless ``force``. ``warmup`` replaces the scale's
-    per-workload warm-up with one for all (``"0"``: none)."""
+    per-workload warm-up with one for all (``"0"``: none). ``models``: the
+    timing models (``timing.kind``), the main one first (see
+    :func:`sweep_spec`)."""
     from tessera import __version__
     from tessera.report import mmu_figures, mmu_report
     from tessera.report.render import to_html, to_markdown
@@ -583,7 +763,7 @@ def reproduce(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     store = str(store) if store is not None else str(out / "store.sqlite")
-    spec = sweep_spec(scale, warmup)
+    spec = sweep_spec(scale, warmup, models)
     if command is None:
         command = f"python -c 'import tessera; tessera.reproduce(\"{STUDY}\", out=\"{out}\", scale=\"{scale}\")'"
     toml_text = sweep_toml(spec, f"Sweep of the scale-out MMU reproduction ({scale} scale), written by:\n  {command}")
@@ -593,7 +773,7 @@ def reproduce(
     raw = run_sweep(spec, store=store, executor=executor, jobs=jobs, force=force, progress=progress)
     sweep_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    df = label_runs(raw)
+    df = _with_dependencies(label_runs(raw), store)
     check_complete(df, spec)
     tabs = tables(df)
 
@@ -627,6 +807,7 @@ def reproduce(
         "commit": _commit(),
         "sweep_toml": toml_text,
         "timing": timing,
+        "model_statement": mmu_report.model_statement(df),
     }
     blocks = mmu_report.build(df, tabs, ctx)
     md, html = out / "report.md", out / "report.html"

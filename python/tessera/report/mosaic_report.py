@@ -346,7 +346,7 @@ def reproducing(ctx: Mapping[str, Any], order: list[str]) -> list[Block]:
              f"{_minutes(timing['sum_wall_s'])}. Results are kept in `{ctx['store']}` and reused on a rerun; "
              "the sweeps are in `sweeps/` and every table is in `data/` as CSV." + redrawn),
         Para(_provenance(ctx, timing)),
-    ]
+    ] + ([Para(ctx["model_statement"])] if ctx.get("model_statement") else [])
 
 
 def _provenance(ctx: Mapping[str, Any], measured: Mapping[str, Any]) -> str:

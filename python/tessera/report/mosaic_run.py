@@ -170,8 +170,10 @@ def write_report(
         write_atomic(measured, json.dumps(first, indent=2, sort_keys=True) + "\n")
     else:
         first = json.loads(measured.read_text(encoding="utf-8"))
+    from tessera.report.mmu_report import model_statement
+
     ctx = {"scale": scale, "command": command, "store": _shown(store, out), "version": __version__, "commit": commit,
-           "timing": timing, "measured": first, "redrawn": redrawn,
+           "timing": timing, "measured": first, "redrawn": redrawn, "model_statement": model_statement(all_runs),
            "core_changed": _core_changed(first.get("commit"), commit)}
     blocks = build(tabs, ctx)
     md, html = out / "report.md", out / "report.html"

@@ -184,7 +184,12 @@ def canonical_key(key: str) -> str:
     """A config key as the sweep records it: a mechanism is named by its
     section (``physmem.page_size``), and ``physmem.page_size`` is an
     alias of it, exactly as for ``--set`` (both replace the mechanism and
-    drop its old parameters)."""
+    drop its old parameters). ``timing.kind`` is kept as it is: it picks a
+    timing model, not a mechanism, and setting it keeps the clock, the CPI
+    and the machine's ``[timing.ooo]`` core (as ``--set timing.kind=ooo``);
+    spelt ``timing`` it would replace the whole ``[timing]`` table."""
+    if key == "timing.kind":
+        return key
     return key[: -len(".kind")] if key.endswith(".kind") and key not in SPECIAL_AXES else key
 
 
