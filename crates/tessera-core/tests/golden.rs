@@ -58,6 +58,31 @@ fn presets_on_a_synthetic_stream_match_their_snapshots() {
     }
 }
 
+/// The out-of-order timing model (`timing.kind = "ooo"`) on every CPU preset
+/// that has a timed core, with 4 KiB pages: on the recorded program (no
+/// dependencies: the stated assumption of independent loads) and on a
+/// built-in BFS whose loads carry their dependencies. Their counts are the
+/// interval snapshots' (a machine test checks that); these pin the cycles.
+#[test]
+fn presets_under_the_ooo_model_match_their_snapshots() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sort-head.lackey");
+    let ooo = |preset: &str, src: &mut dyn AccessSource| {
+        let o = ["physmem.page_size=base_only".to_string(), "timing.kind=\"ooo\"".to_string()];
+        let spec = load(&ConfigSource::Preset(preset.into()), &o).unwrap();
+        let stats = tessera_core::run::simulate(&spec, 42, src, &mut |_, _| true).unwrap();
+        serde_json::to_string_pretty(&stats.to_json()).unwrap() + "\n"
+    };
+    let timed: Vec<_> = cpu_presets().filter(|p| load(&ConfigSource::Preset(p.name.into()), &[]).unwrap().timing.enabled).collect();
+    assert!(timed.len() >= 3);
+    for p in timed {
+        let mut src = tessera_core::trace::open(&trace).unwrap();
+        check(&format!("ooo.sort-head.{}", p.name), &ooo(p.name, src.as_mut()));
+        let params = [("scale".to_string(), "11".to_string())].into_iter().collect();
+        let mut bfs = tessera_core::workload::WorkloadSource::start("graph500-bfs", &params, 42).unwrap();
+        check(&format!("ooo.graph500-bfs.{}", p.name), &ooo(p.name, &mut bfs));
+    }
+}
+
 #[test]
 fn gpu_presets_on_two_kernels_match_their_snapshots() {
     use tessera_core::machine::gpu::{run_apps, GpuApp};
