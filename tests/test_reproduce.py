@@ -468,3 +468,18 @@ def test_cli_rejects_two_scales(cli: Any) -> None:
     r = cli("reproduce", "mmu-analysis", "--quick", "--tiny")
     assert r.code == 2
     assert "--quick and --tiny" in r.err
+
+
+def test_timing_models_are_chosen_on_the_cli_for_mmu_analysis_only(cli: Any, tmp_path: Path) -> None:
+    r = cli("reproduce", "gtsm", "--tiny", "--timing-models", "ooo")
+    assert r.code == 2 and "--timing-models applies only to mmu-analysis" in r.err
+    r = cli("reproduce", "mmu-analysis", "--tiny", "--timing-models", "ooo,cycle")
+    assert r.code == 2 and "give distinct models from" in r.err
+    with pytest.raises(ValueError, match="models applies only to mmu-analysis"):
+        tessera.reproduce("gtsm", out=tmp_path / "g", scale="tiny", models=["ooo"])
+    out = tmp_path / "interval-only"
+    r = cli("reproduce", "mmu-analysis", "--tiny", "-o", str(out), "--jobs", "2", "--timing-models", "interval")
+    assert r.code == 0, r.err
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "the interval model (`timing.kind = \"interval\"`)" in md
+    assert "timing.kind = \"ooo\"" not in md.split("## How this report was made")[1]

@@ -13,7 +13,7 @@
     tessera results ls|show|export|forget ... [--store PATH]
     tessera plot bars|lines --y STAT [--store PATH] [--sweep NAME] [--x COL] [--hue COL] [--baseline V] -o OUT.svg
     tessera list | stats [--preset NAME] | bench [--accesses N] [--quick] [--workload NAME | --generators | --organisations | --page-tables [--rounds N]]
-    tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
+    tessera reproduce mmu-analysis [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force] [--timing-models ooo,interval]
     tessera reproduce mosaic-pages [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce gtsm [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
     tessera reproduce mosaic-motivation [--quick] [-o DIR] [--store PATH] [--jobs N] [--scheduler tcp://...] [--force]
@@ -492,6 +492,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="mmu-analysis only: one warm-up for every workload ('0' for none); default: about 20%% of each "
         "workload's instructions (mosaic-pages has no warm-up: it counts every miss, as the paper's gem5 runs; "
         "gtsm has its own warm-ups)",
+    )
+    p_rep.add_argument(
+        "--timing-models",
+        metavar="LIST",
+        help="mmu-analysis only: comma-separated CPU timing models to run, the report's main one first "
+        "(default ooo,interval; e.g. interval for the additive model alone)",
     )
     return parser
 
@@ -991,6 +997,15 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
                      "of instructions")
     if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise _Usage(f"-o {args.out}: exists and is not a directory; the report is a directory")
+    models = None
+    if args.timing_models is not None:
+        if args.study != "mmu-analysis":
+            raise _Usage(f"--timing-models applies only to mmu-analysis, not to {args.study}")
+        from tessera.report.mmu_analysis import MODELS
+
+        models = [m.strip() for m in args.timing_models.split(",")]
+        if not models or len(set(models)) != len(models) or any(m not in MODELS for m in models):
+            raise _Usage(f"--timing-models {args.timing_models}: give distinct models from {', '.join(MODELS)}")
     command = "tessera " + shlex.join(list(argv) if argv is not None else sys.argv[1:])
     r = reproduce(
         args.study,
@@ -1003,6 +1018,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Optional[Sequence[str]], err: 
         progress=should_show(sys.stderr),
         command=command,
         warmup=args.warmup,
+        models=models,
     )
     sweep_s = r.timing.get("sweep_s", sum(v for k, v in r.timing.items() if k.endswith("_sweep_s")))
     err.print(

@@ -32,6 +32,7 @@ Studies (:data:`STUDIES`):
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 __all__ = ["STUDIES", "reproduce"]
@@ -60,6 +61,7 @@ def reproduce(
     progress: bool = False,
     command: Optional[str] = None,
     warmup: Optional[str] = None,
+    models: Optional[Sequence[str]] = None,
 ) -> Any:
     """Run ``study``'s sweep and write its report (``report.md``,
     ``report.html``, figures, data, the sweep TOML) into ``out``.
@@ -78,12 +80,16 @@ def reproduce(
     own, so ``warmup`` must be left out too; ``mosaic-motivation``: a
     :class:`tessera.report.mosaic_motivation_run.Reproduction`, no warm-up;
     ``mosaic-gpu`` and ``uvm-batching``: the same class, no warm-up).
+    ``models`` (mmu-analysis only): the CPU timing models to run, the
+    report's main one first (default ``("ooo", "interval")``).
     """
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r} (allowed: {', '.join(STUDIES)})")
     if scale is not None and quick and scale != "quick":
         raise ValueError(f"quick=True contradicts scale={scale!r}")
     scale = scale or ("quick" if quick else "full")
+    if models is not None and study != "mmu-analysis":
+        raise ValueError(f"models applies only to mmu-analysis, not to {study}")
     if study == "gtsm":
         from tessera.report import gtsm_run, gtsm_study
 
@@ -143,4 +149,5 @@ def reproduce(
         progress=progress,
         command=command,
         warmup=warmup,
+        **({} if models is None else {"models": tuple(models)}),
     )
