@@ -438,7 +438,7 @@ impl CpuMachine {
             if !SHADOWS && self.bulk_runs {
                 // Most accesses of a random stream leave the page: one compare
                 // before setting up a run.
-                if let Some(key) = self.mmu.memo(false).filter(|k| vaddrs[i] >> k.shift == k.vpn) {
+                if let Some(key) = self.mmu.memo(false, vaddrs[i]).filter(|k| vaddrs[i] >> k.shift == k.vpn) {
                     let j = self.count_repeat_run(batch, i, key);
                     if j > i {
                         // The prefetches the loop below would have issued for
@@ -558,7 +558,7 @@ impl CpuMachine {
         c.loads += loads;
         c.stores += stores;
         c.ifetches += fetches;
-        self.mmu.add_repeats(false, data);
+        self.mmu.add_repeats(false, &key, data);
         self.sys.count_data_repeats(data);
         if self.timing.enabled {
             c.translation_stall_cycles += key.latency as u64 * data;

@@ -326,6 +326,9 @@ pub enum Lookup {
 /// Most structures one level of one side may hold (e.g. 4K + 2M + 1G + spare).
 const MAX_PER_LEVEL: usize = 4;
 
+/// Most structures a hierarchy may have (its repeat tallies are an array).
+pub const MAX_TLBS: usize = 32;
+
 /// One lookup level of one side: its structures and its latency.
 #[derive(Clone, Debug, Default)]
 struct Level {
@@ -387,37 +390,48 @@ struct ProbeStep {
     latency: u32,
 }
 
-/// The last level-1 hit of one side. Repeating a hit on the entry that is
-/// already most recently used changes no replacement state (LRU order is
-/// unchanged, random replacement ignores hits), so the repeat only needs its
-/// counters bumped. Any other lookup or any change to the TLBs drops it.
+/// The last level-1 hit in one set of a side's level-1 structures.
+/// Repeating a hit on the entry that is already most recently used in its
+/// set changes no replacement state (LRU order within the set is unchanged,
+/// random replacement ignores hits), so the repeat only needs its counters
+/// bumped.
 ///
-/// Repeats are only counted (`pending`). When the memo is dropped
-/// ([`Mmu::settle`]) they move to the side's repeat tallies
-/// ([`Mmu::repeats`], [`Mmu::repeat_hits`]), which are added to the
-/// level-1 structures' counters only when they are read ([`Mmu::visit`]):
-/// a repeat costs one compare and one increment, and a dropped memo two adds.
+/// A side keeps one memo per set of its one level-1 structure of 4 KiB pages
+/// (up to [`MEMO_SLOTS`]; a single memo when the side's structures are not
+/// all plain `set_assoc` ones, or a level-1 structure serves both sides):
+/// a page's slot is its set there, so only a lookup or fill of that set can
+/// change what the slot's entry is, and a lookup that misses slot `q`
+/// forgets slot `q` alone. Anything else that may reorder a set (a hit or
+/// fill in another level-1 structure, dirty bits, invalidations) forgets
+/// every slot of the side at once, by a new generation.
+///
+/// Repeats go straight into the side's repeat tallies ([`Mmu::repeats`],
+/// [`Mmu::repeat_hits`]), which are added to the level-1 structures'
+/// counters only when they are read ([`Mmu::visit`]): a repeat costs one
+/// compare and two increments.
 #[derive(Copy, Clone, Debug)]
 struct Memo {
-    valid: bool,
-    asid: Asid,
+    /// The side's generation when the memo was made ([`Mmu::memo_gen`]); 0: none.
+    gen: u64,
     vpn: u64,
-    shift: u32,
-    size: PageSize,
     pfn_base: u64,
-    dirty: bool,
-    /// Structure that hit.
-    hit: usize,
     /// Level-1 latency of the side.
     latency: u32,
-    /// Repeats not yet added to the structures' counters.
-    pending: u64,
+    /// Structure that hit.
+    hit: u16,
+    asid: Asid,
+    shift: u32,
+    size: PageSize,
+    dirty: bool,
 }
+
+/// Memo slots per side: enough for the level-1 4 KiB TLBs of the presets
+/// (16 sets); a structure with more sets shares slots between sets.
+pub const MEMO_SLOTS: usize = 16;
 
 impl Default for Memo {
     fn default() -> Self {
-        Memo { valid: false, asid: 0, vpn: 0, shift: 0, size: PageSize::Size4K, pfn_base: 0, dirty: false, hit: 0,
-               latency: 0, pending: 0 }
+        Memo { gen: 0, asid: 0, vpn: 0, shift: 0, size: PageSize::Size4K, pfn_base: 0, dirty: false, hit: 0, latency: 0 }
     }
 }
 
@@ -431,6 +445,8 @@ pub struct MemoKey {
     pub dirty: bool,
     /// Translation latency of each repeat (the side's level-1 latency).
     pub latency: u32,
+    /// The structure the repeats hit.
+    pub hit: u16,
 }
 
 /// The whole TLB hierarchy of one core.
@@ -440,8 +456,19 @@ pub struct Mmu {
     data: SideLevels,
     instr: SideLevels,
     fill: FillPolicy,
-    /// [data, instr] memos.
-    memo: [Memo; 2],
+    /// [data, instr] memos, one per slot (see [`Memo`]).
+    memo: [Memo; 2 * MEMO_SLOTS],
+    /// `[data, instr]`: the current generation of the side's memos; a memo
+    /// of an older one is dead.
+    memo_gen: [u64; 2],
+    /// `[data, instr]`: a page's memo slot is `(va >> 12) & memo_mask` (the
+    /// set-index bits of the side's level-1 4 KiB structure, 0 for one slot).
+    memo_mask: [u64; 2],
+    /// `[data, instr]`: that structure (`u16::MAX`: none; one slot). A
+    /// level-1 hit in any other structure forgets every slot of the side.
+    memo_home: [u16; 2],
+    /// `[data, instr]`: the latency of the side's level 1 (a repeat's).
+    memo_latency: [u32; 2],
     /// Some level-1 structure serves both sides, so a lookup on one side can
     /// reorder the other side's memoised set.
     shared_l1: bool,
@@ -470,11 +497,11 @@ pub struct Mmu {
     gt_wanted: u32,
     /// Neighbours of a lower-level hit being promoted.
     scratch: Box<Neighbours>,
-    /// `[data, instr]`: memo repeats of dropped memos, each a lookup in every
-    /// level-1 structure of the side, not yet in their counters.
+    /// `[data, instr]`: memo repeats, each a lookup in every level-1
+    /// structure of the side, not yet in their counters.
     repeats: [u64; 2],
     /// Per structure: how many of those repeats hit it.
-    repeat_hits: Vec<u64>,
+    repeat_hits: [u64; MAX_TLBS],
 }
 
 
@@ -483,6 +510,9 @@ impl Mmu {
         let mut tlbs = Vec::new();
         for (name, t) in &spec.tlb {
             tlbs.push(Tlb::build(name, t, spec.fill, seed)?);
+        }
+        if tlbs.len() > MAX_TLBS {
+            return Err(Error::config("mmu.tlb", format!("{} structures; at most {MAX_TLBS}", tlbs.len())));
         }
         let side_levels = |side: Side| {
             let max = tlbs.iter().filter(|t| t.side == side || t.side == Side::Unified).map(|t| t.level).max().unwrap_or(0);
@@ -556,13 +586,27 @@ impl Mmu {
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
         let gt_wanted = tlbs.iter().map(|t| t.org.gt_neighbours_wanted()).max().unwrap_or(0);
-        let n_tlbs = tlbs.len();
+        // One memo slot per set of the side's one level-1 4 KiB structure,
+        // when every structure of the side is a plain one (its sets indexed
+        // by page number) and no level-1 structure is shared between sides.
+        let memo_latency = [&data, &instr].map(|side| side.levels.first().map_or(0, |l| l.latency));
+        let memo_home = [&data, &instr].map(|side| {
+            let l1_4k: Vec<&PlainStep> = side.plain.iter().filter(|st| st.level == 0 && st.size == PageSize::Size4K).collect();
+            match l1_4k[..] {
+                [st] if !shared_l1 => (st.tlb, st.set_mask & (MEMO_SLOTS as u64 - 1)),
+                _ => (u16::MAX, 0),
+            }
+        });
         Ok(Mmu {
             tlbs,
             data,
             instr,
             fill: spec.fill,
-            memo: [Memo::default(); 2],
+            memo: [Memo::default(); 2 * MEMO_SLOTS],
+            memo_gen: [1; 2],
+            memo_mask: memo_home.map(|h| h.1),
+            memo_home: memo_home.map(|h| h.0),
+            memo_latency,
             shared_l1,
             fill_plan,
             lru4_fill,
@@ -573,7 +617,7 @@ impl Mmu {
             gt_wanted,
             scratch: Box::new(Neighbours::EMPTY),
             repeats: [0; 2],
-            repeat_hits: vec![0; n_tlbs],
+            repeat_hits: [0; MAX_TLBS],
         })
     }
 
@@ -614,9 +658,11 @@ impl Mmu {
     /// Look `va` up on one side, filling upper levels on a lower-level hit.
     #[inline(always)]
     pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        let m = &mut self.memo[instr as usize];
-        if m.valid && m.asid == asid && va >> m.shift == m.vpn {
-            m.pending += 1;
+        let s = instr as usize;
+        let m = &self.memo[self.memo_slot(instr, va)];
+        if m.gen == self.memo_gen[s] && m.asid == asid && va >> m.shift == m.vpn {
+            self.repeats[s] += 1;
+            self.repeat_hits[m.hit as usize % MAX_TLBS] += 1;
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
         if self.lru4_side[instr as usize] {
@@ -625,31 +671,33 @@ impl Mmu {
         self.lookup_unmemoised(va, asid, instr)
     }
 
-    /// The live memo of one side, if any: what a repeat must match, so a
-    /// caller can count a run of repeats at once ([`Self::add_repeats`]).
-    /// Always None on a side with a level-1 structure that is not memo-safe.
+    /// The live memo in `va`'s slot of one side, if any: what a repeat must
+    /// match (it may be another page's), so a caller can count a run of
+    /// repeats at once ([`Self::add_repeats`]). Always None on a side with a
+    /// level-1 structure that is not memo-safe.
     #[inline]
-    pub fn memo(&self, instr: bool) -> Option<MemoKey> {
-        let m = &self.memo[instr as usize];
-        debug_assert!(!m.valid || self.memo_ok[instr as usize], "memo on a side that does not allow it");
-        m.valid.then_some(MemoKey { asid: m.asid, shift: m.shift, vpn: m.vpn, dirty: m.dirty, latency: m.latency })
+    pub fn memo(&self, instr: bool, va: u64) -> Option<MemoKey> {
+        let s = instr as usize;
+        let m = &self.memo[self.memo_slot(instr, va)];
+        let live = m.gen == self.memo_gen[s];
+        debug_assert!(!live || self.memo_ok[s], "memo on a side that does not allow it");
+        live.then_some(MemoKey { asid: m.asid, shift: m.shift, vpn: m.vpn, dirty: m.dirty, latency: m.latency, hit: m.hit })
     }
 
-    /// Count `n` lookups that match the live memo of one side: the same as
-    /// `n` calls of [`Self::lookup`] that each return its hit.
+    /// Count `n` lookups that repeat the live memo `key` of one side: the
+    /// same as `n` calls of [`Self::lookup`] that each return its hit.
     #[inline]
-    pub fn add_repeats(&mut self, instr: bool, n: u64) {
-        let m = &mut self.memo[instr as usize];
-        debug_assert!(m.valid || n == 0, "repeats of a dropped memo");
-        m.pending += n;
+    pub fn add_repeats(&mut self, instr: bool, key: &MemoKey, n: u64) {
+        self.repeats[instr as usize] += n;
+        self.repeat_hits[key.hit as usize % MAX_TLBS] += n;
     }
 
     /// Everything but a memo repeat, out of line so the repeat path inlines small.
     #[inline(never)]
     fn lookup_unmemoised(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        self.settle(instr);
+        self.forget_slot(instr, va);
         if self.shared_l1 {
-            self.settle(!instr);
+            self.forget_slot(!instr, va);
         }
         let side = self.side(instr);
         if side.plain.is_empty() {
@@ -718,8 +766,7 @@ impl Mmu {
         if li > 0 {
             self.promote(instr, li, st.tlb as usize, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {
-            self.memo[instr as usize] =
-                Memo { valid: true, asid, vpn: va >> st.shift, shift: st.shift, latency, pending: 0, size, pfn_base, dirty, hit: st.tlb as usize };
+            self.remember(instr, va, Memo { gen: 0, asid, vpn: va >> st.shift, shift: st.shift, latency, size, pfn_base, dirty, hit: st.tlb });
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
     }
@@ -727,11 +774,11 @@ impl Mmu {
     /// [`Self::lookup_plain`] of a side whose structures all keep 4-way LRU
     /// tables and share no level-1 structure with the other side, in a
     /// function of its own: no dispatch between the general, plain and LRU
-    /// paths, no settle of the other side, and a frame small enough to keep
+    /// paths, no memo of the other side forgotten, and a frame small enough to keep
     /// its state in registers.
     #[inline(never)]
     fn lookup_lru4(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
-        self.settle(instr);
+        self.forget_slot(instr, va);
         self.lookup_plain::<true>(va, asid, instr)
     }
 
@@ -748,20 +795,52 @@ impl Mmu {
         self
     }
 
-    /// Drop one side's memo; its pending repeats join the side's tallies
-    /// (each repeat is a lookup in every level-1 structure of the side, a hit
-    /// in the memoised one and a miss in the others).
+    /// Index in `memo` of `va`'s slot of one side (in bounds by construction).
     #[inline(always)]
-    fn settle(&mut self, instr: bool) {
-        let m = &mut self.memo[instr as usize];
-        if m.pending == 0 {
-            m.valid = false;
-            return;
+    fn memo_slot(&self, instr: bool, va: u64) -> usize {
+        ((instr as usize) * MEMO_SLOTS | ((va >> 12) & self.memo_mask[instr as usize]) as usize) % (2 * MEMO_SLOTS)
+    }
+
+    /// Forget the memo in `va`'s slot of one side: a lookup or fill is about
+    /// to touch the set of the slot's pages.
+    #[inline(always)]
+    fn forget_slot(&mut self, instr: bool, va: u64) {
+        self.memo[self.memo_slot(instr, va)].gen = 0;
+    }
+
+    /// Forget every memo of one side (and of the other when a level-1
+    /// structure serves both): something may have reordered any set.
+    #[inline(always)]
+    fn forget(&mut self, instr: bool) {
+        self.memo_gen[instr as usize] += 1;
+        if self.shared_l1 {
+            self.memo_gen[!instr as usize] += 1;
         }
-        self.repeats[instr as usize] += m.pending;
-        self.repeat_hits[m.hit] += m.pending;
-        m.pending = 0;
-        m.valid = false;
+    }
+
+    /// Memoise a level-1 hit of `va` (its slot was forgotten by the lookup).
+    /// A hit outside the side's home structure may have reordered a set
+    /// that another slot's page lives in: those are forgotten first.
+    #[inline(always)]
+    fn remember(&mut self, instr: bool, va: u64, mut m: Memo) {
+        let s = instr as usize;
+        if m.hit != self.memo_home[s] {
+            self.forget(instr);
+        }
+        m.gen = self.memo_gen[s];
+        self.memo[self.memo_slot(instr, va)] = m;
+    }
+
+    /// A fill of a `size` page at `va` into the side's structures: with 4
+    /// KiB pages it changes only `va`'s set of the home structure (lower
+    /// levels hold no memo), otherwise anything.
+    #[inline(always)]
+    fn forget_for_fill(&mut self, instr: bool, va: u64, size: PageSize) {
+        if size == PageSize::Size4K && !self.shared_l1 {
+            self.forget_slot(instr, va);
+        } else {
+            self.forget(instr);
+        }
     }
 
     /// The general lookup. Out of line: sides of plain structures take
@@ -795,18 +874,8 @@ impl Mmu {
         if li > 0 {
             self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {
-            self.memo[instr as usize] = Memo {
-                valid: true,
-                asid,
-                vpn: va >> size.shift(),
-                shift: size.shift(),
-                latency,
-                pending: 0,
-                size,
-                pfn_base,
-                dirty,
-                hit: t,
-            };
+            let m = Memo { gen: 0, asid, vpn: va >> size.shift(), shift: size.shift(), latency, size, pfn_base, dirty, hit: t as u16 };
+            self.remember(instr, va, m);
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
     }
@@ -815,6 +884,7 @@ impl Mmu {
     /// to the levels above. Out of line, so a level-1 lookup stays small.
     #[inline(never)]
     fn promote(&mut self, instr: bool, li: usize, from: usize, f: &Fill) {
+        self.forget_for_fill(instr, f.va, f.size);
         match self.fill {
             FillPolicy::AllLevels => {
                 // The entry's other pages go up with it to structures that coalesce.
@@ -842,9 +912,10 @@ impl Mmu {
         }
     }
 
+    /// Forget every memo of both sides.
     fn drop_memos(&mut self) {
-        self.settle(false);
-        self.settle(true);
+        self.memo_gen[0] += 1;
+        self.memo_gen[1] += 1;
     }
 
     /// Install a completed walk's translation. `nb`: the 4 KiB leaf
@@ -855,7 +926,25 @@ impl Mmu {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool, nb: &Neighbours) {
-        self.drop_memos();
+        self.install_walked(va, asid, instr, size, pfn_base, dirty, nb);
+        let s = instr as usize;
+        if size == PageSize::Size4K && self.memo_home[s] != u16::MAX && self.memo_ok[s] {
+            // The page is now the most recent entry of its set in the home
+            // structure (the level-1 structure its fill went to), and no other
+            // set changed there, so its next lookup would hit and change
+            // nothing: a repeat. (A home exists only without a shared level 1.)
+            let m = Memo { gen: self.memo_gen[s], asid, vpn: va >> 12, shift: 12, latency: self.memo_latency[s], size, pfn_base, dirty, hit: self.memo_home[s] };
+            let i = self.memo_slot(instr, va);
+            self.memo[i] = m;
+        } else {
+            self.forget_for_fill(instr, va, size);
+        }
+    }
+
+    /// [`Self::fill_walk`]'s fills.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn install_walked(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool, nb: &Neighbours) {
         let f = Fill { va, asid, size, pfn: pfn_base, dirty };
         match self.fill {
             FillPolicy::AllLevels => {
@@ -916,7 +1005,7 @@ impl Mmu {
 
     /// Set the dirty bit of every cached copy of `va`'s translation on one side.
     pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
-        self.drop_memos();
+        self.forget(instr);
         let side = if instr { &self.instr } else { &self.data };
         for i in side.levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)) {
             self.tlbs[i].mark_dirty(va, asid);
@@ -952,13 +1041,11 @@ impl Mmu {
     /// Every structure's five counters, with the repeats counted in bulk
     /// (memos dropped and live) added in.
     pub fn counters(&self) -> Vec<TlbStats> {
-        // The repeat tallies, and what `settle` would add to them for the memos still live.
+        // The structures' own counts and the repeat tallies.
         let mut stats: Vec<TlbStats> = self.tlbs.iter().map(|t| t.stats.clone()).collect();
-        let mut hits = self.repeat_hits.clone();
+        let hits = &self.repeat_hits;
         for instr in [false, true] {
-            let m = &self.memo[instr as usize];
-            hits[m.hit] += m.pending;
-            let repeats = self.repeats[instr as usize] + m.pending;
+            let repeats = self.repeats[instr as usize];
             let Some(level) = self.side(instr).levels.first() else { continue };
             for &t in level.tlbs() {
                 let s = &mut stats[t as usize];
@@ -966,7 +1053,7 @@ impl Mmu {
                 s.misses += repeats;
             }
         }
-        for (s, h) in stats.iter_mut().zip(hits) {
+        for (s, &h) in stats.iter_mut().zip(hits) {
             s.hits += h;
             s.misses -= h;
         }
