@@ -476,11 +476,11 @@ pub struct Mmu {
     /// installs into (the first of each level that holds the size), in level
     /// order. Precomputed so a fill does not search the levels.
     fill_plan: [[Vec<u16>; PageSize::COUNT]; 2],
-    /// The same plans with each structure's set mask, on a side whose
+    /// The same plans with each structure's set mask and level, on a side whose
     /// structures all keep their entries in 4-way LRU tables
     /// (`SideLevels::plain_lru4`): a walk fill installs into those tables
     /// directly. Empty on other sides.
-    lru4_fill: [[Vec<(u16, u64)>; PageSize::COUNT]; 2],
+    lru4_fill: [[Vec<(u16, u64, u8)>; PageSize::COUNT]; 2],
     /// `[data, instr]`: the side is `plain_lru4` and shares no level-1
     /// structure with the other, so a lookup that misses the memo goes
     /// straight to [`Self::lookup_lru4`].
@@ -568,16 +568,19 @@ impl Mmu {
             });
         }
         let shared_l1 = tlbs.iter().any(|t| t.level == 1 && t.side == Side::Unified);
-        let plan = |side: &SideLevels, size: PageSize| -> Vec<u16> {
-            side.levels.iter().filter_map(|l| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size))).collect()
+        // Per level (0-based), the first structure that holds `size`.
+        let plan = |side: &SideLevels, size: PageSize| -> Vec<(u16, u8)> {
+            let holder = |l: &Level| l.tlbs().iter().copied().find(|&i| tlbs[i as usize].holds(size));
+            side.levels.iter().enumerate().filter_map(|(k, l)| holder(l).map(|i| (i, k as u8))).collect()
         };
-        let fill_plan = [&data, &instr].map(|side| PageSize::ALL.map(|size| plan(side, size)));
-        let lru4_plan = |side: &SideLevels, size: PageSize| -> Vec<(u16, u64)> {
+        let fill_plan = [&data, &instr].map(|side| PageSize::ALL.map(|size| plan(side, size).into_iter().map(|p| p.0).collect()));
+        let lru4_plan = |side: &SideLevels, size: PageSize| -> Vec<(u16, u64, u8)> {
             if !side.plain_lru4 {
                 return Vec::new();
             }
             let mask = |i: u16| side.plain.iter().find(|st| st.tlb == i).map(|st| st.set_mask);
-            plan(side, size).into_iter().map(|i| (i, mask(i).expect("a plain side's plan holds its own structures"))).collect()
+            let with_mask = |(i, level): (u16, u8)| (i, mask(i).expect("a plain side's plan holds its own structures"), level);
+            plan(side, size).into_iter().map(with_mask).collect()
         };
         let lru4_fill = [&data, &instr].map(|side| PageSize::ALL.map(|size| lru4_plan(side, size)));
         let lru4_side = [data.plain_lru4 && !shared_l1, instr.plain_lru4 && !shared_l1];
@@ -884,9 +887,20 @@ impl Mmu {
     /// to the levels above. Out of line, so a level-1 lookup stays small.
     #[inline(never)]
     fn promote(&mut self, instr: bool, li: usize, from: usize, f: &Fill) {
-        self.forget_for_fill(instr, f.va, f.size);
+        self.promote_entry(instr, li, from, f);
+        self.after_fill(f, instr);
+    }
+
+    /// [`Self::promote`]'s fills.
+    #[inline(always)]
+    fn promote_entry(&mut self, instr: bool, li: usize, from: usize, f: &Fill) {
         match self.fill {
             FillPolicy::AllLevels => {
+                // Every level above `li` was probed and missed.
+                let entry = (tag(f.va >> f.size.shift(), f.size, f.asid), payload(f.pfn, f.dirty));
+                if self.lru4_fill_above(instr, f.size, entry, li) {
+                    return;
+                }
                 // The entry's other pages go up with it to structures that coalesce.
                 let Mmu { tlbs, data, instr: instr_levels, scratch, promote_nb, .. } = self;
                 let nb: &Neighbours = if promote_nb[instr as usize] && f.size == PageSize::Size4K {
@@ -896,8 +910,6 @@ impl Mmu {
                     &Neighbours::EMPTY
                 };
                 let side = if instr { &*instr_levels } else { &*data };
-                // Every level above `li` was probed and missed.
-                let entry = (tag(f.va >> f.size.shift(), f.size, f.asid), payload(f.pfn, f.dirty));
                 for level in &side.levels[..li] {
                     if let Some(&i) = level.tlbs().iter().find(|&&i| tlbs[i as usize].holds(f.size)) {
                         tlbs[i as usize].fill_absent(f, entry, nb);
@@ -927,18 +939,58 @@ impl Mmu {
     #[inline(always)]
     pub fn fill_walk(&mut self, va: u64, asid: Asid, instr: bool, size: PageSize, pfn_base: u64, dirty: bool, nb: &Neighbours) {
         self.install_walked(va, asid, instr, size, pfn_base, dirty, nb);
+        self.after_fill(&Fill { va, asid, size, pfn: pfn_base, dirty }, instr);
+    }
+
+    /// After a fill of `f` that reached level 1: memoise it when it went to
+    /// the home structure, else forget what it may have reordered.
+    #[inline(always)]
+    fn after_fill(&mut self, f: &Fill, instr: bool) {
         let s = instr as usize;
-        if size == PageSize::Size4K && self.memo_home[s] != u16::MAX && self.memo_ok[s] {
+        if f.size == PageSize::Size4K && self.memo_home[s] != u16::MAX && self.memo_ok[s] {
             // The page is now the most recent entry of its set in the home
             // structure (the level-1 structure its fill went to), and no other
             // set changed there, so its next lookup would hit and change
             // nothing: a repeat. (A home exists only without a shared level 1.)
-            let m = Memo { gen: self.memo_gen[s], asid, vpn: va >> 12, shift: 12, latency: self.memo_latency[s], size, pfn_base, dirty, hit: self.memo_home[s] };
-            let i = self.memo_slot(instr, va);
+            let m = Memo {
+                gen: self.memo_gen[s],
+                asid: f.asid,
+                vpn: f.va >> 12,
+                shift: 12,
+                latency: self.memo_latency[s],
+                size: f.size,
+                pfn_base: f.pfn,
+                dirty: f.dirty,
+                hit: self.memo_home[s],
+            };
+            let i = self.memo_slot(instr, f.va);
             self.memo[i] = m;
         } else {
-            self.forget_for_fill(instr, va, size);
+            self.forget_for_fill(instr, f.va, f.size);
         }
+    }
+
+    /// Install `entry` (of a `size` page) directly into the 4-way LRU
+    /// tables of the side's fill plan at levels below `levels`, where it
+    /// missed: what `fill_absent` does for these structures, without the
+    /// families. False when the side has no such plan.
+    #[inline(always)]
+    fn lru4_fill_above(&mut self, instr: bool, size: PageSize, entry: (u64, u64), levels: usize) -> bool {
+        let Mmu { tlbs, lru4_fill, .. } = self;
+        let direct = &lru4_fill[instr as usize][size.index()];
+        for &(i, set_mask, level) in direct {
+            if level as usize >= levels {
+                break;
+            }
+            let tlb = &mut tlbs[i as usize];
+            tlb.stats.fills += 1;
+            let AnyTlbOrganisation::SetAssoc(s) = &mut tlb.org else { unreachable!("a plain side holds set_assoc structures") };
+            let Some(t) = s.lru4_mut() else { unreachable!("a plain_lru4 side's tables are 4-way LRU") };
+            if t.insert_after_miss((tag_vpn(entry.0) & set_mask) as u32, entry.0, entry.1).is_some() {
+                tlb.stats.evictions += 1;
+            }
+        }
+        !direct.is_empty()
     }
 
     /// [`Self::fill_walk`]'s fills.
@@ -951,21 +1003,10 @@ impl Mmu {
                 // The walk followed a miss at every level. A single-page
                 // entry's tag and payload are the same in every structure.
                 let entry = (tag(va >> size.shift(), size, asid), payload(pfn_base, dirty));
-                let Mmu { tlbs, fill_plan, lru4_fill, .. } = self;
-                let direct = &lru4_fill[instr as usize][size.index()];
-                if !direct.is_empty() {
-                    // What `fill_absent` does for these structures, without the families.
-                    for &(i, set_mask) in direct {
-                        let tlb = &mut tlbs[i as usize];
-                        tlb.stats.fills += 1;
-                        let AnyTlbOrganisation::SetAssoc(s) = &mut tlb.org else { unreachable!("a plain side holds set_assoc structures") };
-                        let Some(t) = s.lru4_mut() else { unreachable!("a plain_lru4 side's tables are 4-way LRU") };
-                        if t.insert_after_miss((tag_vpn(entry.0) & set_mask) as u32, entry.0, entry.1).is_some() {
-                            tlb.stats.evictions += 1;
-                        }
-                    }
+                if self.lru4_fill_above(instr, size, entry, usize::MAX) {
                     return;
                 }
+                let Mmu { tlbs, fill_plan, .. } = self;
                 for &i in &fill_plan[instr as usize][size.index()] {
                     tlbs[i as usize].fill_absent(&f, entry, nb);
                 }
