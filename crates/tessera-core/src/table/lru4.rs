@@ -71,6 +71,16 @@ impl Lru4 {
         (m != 0).then(|| m.trailing_zeros() as usize)
     }
 
+    /// Set the dirty bit (bit 0 of the payload) of `tag` in `set`, if
+    /// present, changing no recency.
+    #[inline(always)]
+    pub fn set_dirty(&mut self, set: u32, tag: u64) {
+        let row = &mut self.rows[set as usize];
+        if let Some(w) = Self::way_of(row, tag) {
+            row.data[w] |= 1;
+        }
+    }
+
     /// The payload of `tag` in `set`, making its way most recent.
     #[inline(always)]
     pub fn lookup(&mut self, set: u32, tag: u64) -> Option<u64> {

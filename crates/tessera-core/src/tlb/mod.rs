@@ -1047,6 +1047,18 @@ impl Mmu {
     /// Set the dirty bit of every cached copy of `va`'s translation on one side.
     pub fn mark_dirty(&mut self, va: u64, asid: Asid, instr: bool) {
         self.forget(instr);
+        if self.side(instr).plain_lru4 {
+            // Each structure's one page size and set precomputed, the tables probed directly.
+            let asid_tag = tag(0, PageSize::Size4K, asid);
+            let Mmu { tlbs, data, instr: instr_side, .. } = self;
+            for st in if instr { &instr_side.plain } else { &data.plain } {
+                let AnyTlbOrganisation::SetAssoc(s) = &mut tlbs[st.tlb as usize].org else { unreachable!("a plain side holds set_assoc structures") };
+                let Some(t) = s.lru4_mut().filter(|t| !t.is_empty()) else { continue };
+                let vpn = va >> st.shift;
+                t.set_dirty((vpn & st.set_mask) as u32, vpn | st.size_tag | asid_tag);
+            }
+            return;
+        }
         let side = if instr { &self.instr } else { &self.data };
         for i in side.levels.iter().flat_map(|l| l.tlbs().iter().map(|&i| i as usize)) {
             self.tlbs[i].mark_dirty(va, asid);

@@ -327,11 +327,7 @@ impl Store {
     /// Set the dirty bit of `tag`'s payload, if it is in `set` (no replacement change).
     fn set_dirty(&mut self, set: u32, tag: u64) {
         match self {
-            Store::Lru4(t) => {
-                if let Some(w) = t.probe(set, tag) {
-                    *t.data_mut(set, w) |= 1;
-                }
-            }
+            Store::Lru4(t) => t.set_dirty(set, tag),
             Store::General(t) => {
                 if let Some(slot) = t.probe(set, tag) {
                     *t.data_mut(slot) |= 1;
