@@ -438,7 +438,7 @@ impl CpuMachine {
             if !SHADOWS && self.bulk_runs {
                 // Most accesses of a random stream leave the page: one compare
                 // before setting up a run.
-                if let Some(key) = self.mmu.memo(false, vaddrs[i]).filter(|k| vaddrs[i] >> k.shift == k.vpn) {
+                if let Some(key) = self.mmu.memo(false, vaddrs[i], asids[i]) {
                     let j = self.count_repeat_run(batch, i, key);
                     if j > i {
                         // The prefetches the loop below would have issued for
@@ -521,10 +521,16 @@ impl CpuMachine {
                             o.last_load = o.ops;
                         }
                         o.record_done(!write);
-                    } else {
-                        self.data_access::<SHADOWS>(va, asid, write)?;
+                    } else if !SHADOWS && self.bulk_runs {
+                        // The run check above found no repeat of `va`'s memo.
+                        self.data_access::<SHADOWS, true>(va, asid, write)?;
                         if crosses {
-                            self.data_access::<SHADOWS>(last & !0xfff, asid, write)?;
+                            self.data_access::<SHADOWS, false>(last & !0xfff, asid, write)?;
+                        }
+                    } else {
+                        self.data_access::<SHADOWS, false>(va, asid, write)?;
+                        if crosses {
+                            self.data_access::<SHADOWS, false>(last & !0xfff, asid, write)?;
                         }
                     }
                 }
@@ -624,9 +630,12 @@ impl CpuMachine {
         Ok(())
     }
 
+    /// A load or store; `PAST_MEMO`: the caller found that it does not
+    /// repeat its memo slot's page ([`Mmu::lookup_past_memo`]).
     #[inline(always)]
-    fn data_access<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
-        let (pfn_base, size) = self.translate::<SHADOWS>(va, asid, write, false)?;
+    fn data_access<const SHADOWS: bool, const PAST_MEMO: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
+        let lookup = if PAST_MEMO { self.mmu.lookup_past_memo(va, asid, false) } else { self.mmu.lookup(va, asid, false) };
+        let (pfn_base, size) = self.translated::<SHADOWS>(lookup, va, asid, write, false)?;
         let paddr = (pfn_base << 12) + (va & (size.bytes() - 1));
         let served = self.sys.access(paddr, write);
         if self.timing.enabled {
@@ -638,7 +647,14 @@ impl CpuMachine {
     /// Translate through the TLBs, walking on a miss; the first frame and size of the page.
     #[inline(always)]
     fn translate<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
-        let (pfn_base, size) = match self.mmu.lookup(va, asid, instr) {
+        let lookup = self.mmu.lookup(va, asid, instr);
+        self.translated::<SHADOWS>(lookup, va, asid, write, instr)
+    }
+
+    /// [`Self::translate`] after the TLB lookup.
+    #[inline(always)]
+    fn translated<const SHADOWS: bool>(&mut self, lookup: Lookup, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
+        let (pfn_base, size) = match lookup {
             Lookup::Hit { pfn_base, size, dirty, latency, .. } => {
                 if self.timing.enabled {
                     self.core.translation_stall_cycles += latency as u64;

@@ -237,7 +237,7 @@ fn bulk_runs_with_coalescing_tlbs_match_the_per_access_path() {
             each.feed(b).unwrap();
             if k != 1 {
                 for va in b.vaddr.iter().take(64) {
-                    assert_eq!(bulk.mmu().memo(false, *va), None, "config {overrides:?}");
+                    assert_eq!(bulk.mmu().memo(false, *va, 0), None, "config {overrides:?}");
                 }
             }
         }

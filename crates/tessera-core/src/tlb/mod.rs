@@ -409,31 +409,60 @@ struct ProbeStep {
 /// [`Mmu::repeat_hits`]), which are added to the level-1 structures'
 /// counters only when they are read ([`Mmu::visit`]): a repeat costs one
 /// compare and two increments.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, Default)]
 struct Memo {
     /// The side's generation when the memo was made ([`Mmu::memo_gen`]); 0: none.
     gen: u64,
-    vpn: u64,
+    /// The page number and ASID a repeat must have: `va >> shift | asid << ASID_SHIFT`.
+    key: u64,
     pfn_base: u64,
     /// Level-1 latency of the side.
     latency: u32,
-    /// Structure that hit.
-    hit: u16,
-    asid: Asid,
-    shift: u32,
-    size: PageSize,
-    dirty: bool,
+    /// The structure that hit (bits 0–15), the page size's index (16–17),
+    /// the dirty bit (18) and the page's shift (19–24): 32 bytes in all,
+    /// so a fill writes the memo in few stores.
+    meta: u32,
+}
+
+impl Memo {
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn new(gen: u64, va: u64, asid: Asid, size: PageSize, pfn_base: u64, dirty: bool, latency: u32, hit: u16) -> Memo {
+        let shift = size.shift();
+        let meta = hit as u32 | (size.index() as u32) << 16 | (dirty as u32) << 18 | shift << 19;
+        Memo { gen, key: va >> shift | (asid as u64) << ASID_SHIFT, pfn_base, latency, meta }
+    }
+
+    #[inline(always)]
+    fn shift(&self) -> u32 {
+        self.meta >> 19
+    }
+
+    /// Whether an access to `va` of `asid` is on the memoised page.
+    #[inline(always)]
+    fn matches(&self, va: u64, asid: Asid) -> bool {
+        va >> self.shift() | (asid as u64) << ASID_SHIFT == self.key
+    }
+
+    #[inline(always)]
+    fn hit(&self) -> usize {
+        (self.meta & 0xffff) as usize
+    }
+
+    #[inline(always)]
+    fn size(&self) -> PageSize {
+        PageSize::ALL[(self.meta >> 16 & 3) as usize]
+    }
+
+    #[inline(always)]
+    fn dirty(&self) -> bool {
+        self.meta >> 18 & 1 == 1
+    }
 }
 
 /// Memo slots per side: enough for the level-1 4 KiB TLBs of the presets
 /// (16 sets); a structure with more sets shares slots between sets.
 pub const MEMO_SLOTS: usize = 16;
-
-impl Default for Memo {
-    fn default() -> Self {
-        Memo { gen: 0, asid: 0, vpn: 0, shift: 0, size: PageSize::Size4K, pfn_base: 0, dirty: false, hit: 0, latency: 0 }
-    }
-}
 
 /// What an access must match to repeat a side's memoised level-1 hit: its
 /// ASID and `va >> shift == vpn`. A store repeats it only if `dirty`.
@@ -469,6 +498,9 @@ pub struct Mmu {
     memo_home: [u16; 2],
     /// `[data, instr]`: the latency of the side's level 1 (a repeat's).
     memo_latency: [u32; 2],
+    /// `[data, instr]`: a fill of a 4 KiB page leaves a memo (the side has a
+    /// home and allows memos); the clean memo's `meta`, else `None`.
+    fill_memo: [Option<u32>; 2],
     /// Some level-1 structure serves both sides, so a lookup on one side can
     /// reorder the other side's memoised set.
     shared_l1: bool,
@@ -610,6 +642,10 @@ impl Mmu {
             memo_mask: memo_home.map(|h| h.1),
             memo_home: memo_home.map(|h| h.0),
             memo_latency,
+            fill_memo: [0, 1].map(|s| {
+                let m = Memo::new(0, 0, 0, PageSize::Size4K, 0, false, 0, memo_home[s].0);
+                (memo_home[s].0 != u16::MAX && memo_ok[s]).then_some(m.meta)
+            }),
             shared_l1,
             fill_plan,
             lru4_fill,
@@ -663,28 +699,39 @@ impl Mmu {
     pub fn lookup(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         let s = instr as usize;
         let m = &self.memo[self.memo_slot(instr, va)];
-        if m.gen == self.memo_gen[s] && m.asid == asid && va >> m.shift == m.vpn {
+        if m.gen == self.memo_gen[s] && m.matches(va, asid) {
             self.repeats[s] += 1;
-            self.repeat_hits[m.hit as usize % MAX_TLBS] += 1;
-            return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
+            self.repeat_hits[m.hit() % MAX_TLBS] += 1;
+            return Lookup::Hit { pfn_base: m.pfn_base, size: m.size(), dirty: m.dirty(), level: 0, latency: m.latency };
         }
+        self.lookup_past_memo(va, asid, instr)
+    }
+
+    /// [`Self::lookup`] of an access its caller knows not to repeat its
+    /// slot's memo (having just looked, for [`Self::memo`]). Also exact when
+    /// it would have: the general lookup of a memoised page hits the same
+    /// entry, counts the same, and leaves the same order.
+    #[inline(always)]
+    pub fn lookup_past_memo(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
         if self.lru4_side[instr as usize] {
             return self.lookup_lru4(va, asid, instr);
         }
         self.lookup_unmemoised(va, asid, instr)
     }
 
-    /// The live memo in `va`'s slot of one side, if any: what a repeat must
-    /// match (it may be another page's), so a caller can count a run of
-    /// repeats at once ([`Self::add_repeats`]). Always None on a side with a
-    /// level-1 structure that is not memo-safe.
+    /// The live memo of one side that an access to `va` of `asid` repeats,
+    /// if any: what the repeats after it must match, so a caller can count a
+    /// run of them at once ([`Self::add_repeats`]). Always None on a side
+    /// with a level-1 structure that is not memo-safe.
     #[inline]
-    pub fn memo(&self, instr: bool, va: u64) -> Option<MemoKey> {
+    pub fn memo(&self, instr: bool, va: u64, asid: Asid) -> Option<MemoKey> {
         let s = instr as usize;
         let m = &self.memo[self.memo_slot(instr, va)];
-        let live = m.gen == self.memo_gen[s];
-        debug_assert!(!live || self.memo_ok[s], "memo on a side that does not allow it");
-        live.then_some(MemoKey { asid: m.asid, shift: m.shift, vpn: m.vpn, dirty: m.dirty, latency: m.latency, hit: m.hit })
+        if m.gen != self.memo_gen[s] || !m.matches(va, asid) {
+            return None;
+        }
+        debug_assert!(self.memo_ok[s], "memo on a side that does not allow it");
+        Some(MemoKey { asid, shift: m.shift(), vpn: va >> m.shift(), dirty: m.dirty(), latency: m.latency, hit: m.hit() as u16 })
     }
 
     /// Count `n` lookups that repeat the live memo `key` of one side: the
@@ -769,7 +816,7 @@ impl Mmu {
         if li > 0 {
             self.promote(instr, li, st.tlb as usize, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {
-            self.remember(instr, va, Memo { gen: 0, asid, vpn: va >> st.shift, shift: st.shift, latency, size, pfn_base, dirty, hit: st.tlb });
+            self.remember(instr, va, Memo::new(0, va, asid, size, pfn_base, dirty, latency, st.tlb));
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
     }
@@ -827,7 +874,7 @@ impl Mmu {
     #[inline(always)]
     fn remember(&mut self, instr: bool, va: u64, mut m: Memo) {
         let s = instr as usize;
-        if m.hit != self.memo_home[s] {
+        if m.hit() != self.memo_home[s] as usize {
             self.forget(instr);
         }
         m.gen = self.memo_gen[s];
@@ -877,7 +924,7 @@ impl Mmu {
         if li > 0 {
             self.promote(instr, li, t, &Fill { va, asid, size, pfn: pfn_base, dirty });
         } else if self.memo_ok[instr as usize] {
-            let m = Memo { gen: 0, asid, vpn: va >> size.shift(), shift: size.shift(), latency, size, pfn_base, dirty, hit: t as u16 };
+            let m = Memo::new(0, va, asid, size, pfn_base, dirty, latency, t as u16);
             self.remember(instr, va, m);
         }
         Lookup::Hit { pfn_base, size, dirty, level: li, latency }
@@ -947,22 +994,13 @@ impl Mmu {
     #[inline(always)]
     fn after_fill(&mut self, f: &Fill, instr: bool) {
         let s = instr as usize;
-        if f.size == PageSize::Size4K && self.memo_home[s] != u16::MAX && self.memo_ok[s] {
+        if let (PageSize::Size4K, Some(meta)) = (f.size, self.fill_memo[s]) {
             // The page is now the most recent entry of its set in the home
             // structure (the level-1 structure its fill went to), and no other
             // set changed there, so its next lookup would hit and change
             // nothing: a repeat. (A home exists only without a shared level 1.)
-            let m = Memo {
-                gen: self.memo_gen[s],
-                asid: f.asid,
-                vpn: f.va >> 12,
-                shift: 12,
-                latency: self.memo_latency[s],
-                size: f.size,
-                pfn_base: f.pfn,
-                dirty: f.dirty,
-                hit: self.memo_home[s],
-            };
+            let key = f.va >> 12 | (f.asid as u64) << ASID_SHIFT;
+            let m = Memo { gen: self.memo_gen[s], key, pfn_base: f.pfn, latency: self.memo_latency[s], meta: meta | (f.dirty as u32) << 18 };
             let i = self.memo_slot(instr, f.va);
             self.memo[i] = m;
         } else {

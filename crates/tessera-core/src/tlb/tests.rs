@@ -367,7 +367,7 @@ fn memo_is_off_on_a_side_with_a_coalescing_level_1_structure() {
     m.fill_walk(0x5000, 0, false, PageSize::Size4K, 5, false, &Neighbours::EMPTY);
     for _ in 0..3 {
         assert!(matches!(m.lookup(0x5008, 0, false), Lookup::Hit { level: 0, pfn_base: 5, .. }));
-        assert_eq!(m.memo(false, 0x5008), None);
+        assert_eq!(m.memo(false, 0x5008, 0), None);
     }
     let l1 = m.tlbs().iter().find(|t| t.name == "l1_dtlb_4k").unwrap();
     assert_eq!((l1.stats.lookups, l1.stats.hits), (3, 3));
@@ -375,7 +375,7 @@ fn memo_is_off_on_a_side_with_a_coalescing_level_1_structure() {
     let mut m = mmu_from(&["mmu.tlb.l2_tlb.organisation=\"coalescing\""], "tlb_only");
     m.fill_walk(0x5000, 0, false, PageSize::Size4K, 5, false, &Neighbours::EMPTY);
     assert!(matches!(m.lookup(0x5008, 0, false), Lookup::Hit { level: 0, .. }));
-    assert!(m.memo(false, 0x5008).is_some());
+    assert!(m.memo(false, 0x5008, 0).is_some());
 }
 
 #[test]
@@ -504,7 +504,7 @@ fn a_mosaic_sub_page_miss_asks_for_the_page_without_a_walk() {
     nb.pfn[5] = NOT_PRESENT;
     m.fill_walk(vpn << 12, 0, false, PageSize::Size4K, 100, false, &nb);
     assert!(matches!(m.lookup((vpn + 3) << 12, 0, false), Lookup::Hit { level: 0, pfn_base: 103, .. }));
-    assert_eq!(m.memo(false, (vpn + 3) << 12), None, "a mosaic level 1 turns the memo off");
+    assert_eq!(m.memo(false, (vpn + 3) << 12, 0), None, "a mosaic level 1 turns the memo off");
     // Page 5 is in neither level: no walk needed for the mosaic entry.
     assert_eq!(m.lookup((vpn + 5) << 12, 0, false), Lookup::SubpageFill { latency: 0 });
     m.fill_walk((vpn + 5) << 12, 0, false, PageSize::Size4K, 555, false, &Neighbours::EMPTY);
