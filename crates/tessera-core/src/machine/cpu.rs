@@ -435,10 +435,14 @@ impl CpuMachine {
         while i < n {
             // Without data caches a data access that repeats the memoised
             // page only counts, so runs of them are counted in bulk.
+            // `past_memo`: this access repeats no memo (its lookup need not look).
+            let mut past_memo = false;
             if !SHADOWS && self.bulk_runs {
                 // Most accesses of a random stream leave the page: one compare
                 // before setting up a run.
-                if let Some(key) = self.mmu.memo(false, vaddrs[i], asids[i]) {
+                let memo = self.mmu.memo(false, vaddrs[i], asids[i]);
+                past_memo = memo.is_none();
+                if let Some(key) = memo {
                     let j = self.count_repeat_run(batch, i, key);
                     if j > i {
                         // The prefetches the loop below would have issued for
@@ -521,8 +525,7 @@ impl CpuMachine {
                             o.last_load = o.ops;
                         }
                         o.record_done(!write);
-                    } else if !SHADOWS && self.bulk_runs {
-                        // The run check above found no repeat of `va`'s memo.
+                    } else if past_memo {
                         self.data_access::<SHADOWS, true>(va, asid, write)?;
                         if crosses {
                             self.data_access::<SHADOWS, false>(last & !0xfff, asid, write)?;

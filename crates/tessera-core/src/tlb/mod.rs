@@ -419,7 +419,8 @@ struct Memo {
     /// Level-1 latency of the side.
     latency: u32,
     /// The structure that hit (bits 0–15), the page size's index (16–17),
-    /// the dirty bit (18) and the page's shift (19–24): 32 bytes in all,
+    /// the dirty bit (18), the page's shift (19–24) and whether a fill left
+    /// it ([`FROM_FILL`], 25): 32 bytes in all,
     /// so a fill writes the memo in few stores.
     meta: u32,
 }
@@ -435,7 +436,7 @@ impl Memo {
 
     #[inline(always)]
     fn shift(&self) -> u32 {
-        self.meta >> 19
+        self.meta >> 19 & 63
     }
 
     /// Whether an access to `va` of `asid` is on the memoised page.
@@ -460,6 +461,45 @@ impl Memo {
     }
 }
 
+/// Whether a side's fills leave memos. A fill's memo saves a lookup when
+/// the next access repeats the page (a store after a load, a sequential
+/// pass), and costs a few stores on streams that never do (uniform random
+/// ones). So the side counts how often a fill's memo is repeated, and every
+/// [`FILL_MEMO_ROUND`] memos written decides whether to go on: off when
+/// fewer than one in [`FILL_MEMO_USE`] was repeated. While off, one fill in
+/// [`FILL_MEMO_SAMPLE`] still leaves a memo, to notice when that changes.
+/// Only speed depends on it: a memo is exact whether it is made or not.
+#[derive(Copy, Clone, Debug)]
+struct FillMemos {
+    on: bool,
+    fills: u64,
+    written: u64,
+    repeated: u64,
+}
+
+const FILL_MEMO_ROUND: u64 = 256;
+const FILL_MEMO_USE: u64 = 8;
+const FILL_MEMO_SAMPLE: u64 = 64;
+/// `Memo::meta` bit of a memo a fill left.
+const FROM_FILL: u32 = 1 << 25;
+
+impl FillMemos {
+    /// A 4 KiB fill: whether it leaves a memo.
+    #[inline(always)]
+    fn leave(&mut self) -> bool {
+        self.fills += 1;
+        if !self.on && self.fills % FILL_MEMO_SAMPLE != 0 {
+            return false;
+        }
+        self.written += 1;
+        if self.written == FILL_MEMO_ROUND {
+            self.on = self.repeated * FILL_MEMO_USE >= FILL_MEMO_ROUND;
+            (self.written, self.repeated) = (0, 0);
+        }
+        true
+    }
+}
+
 /// Memo slots per side: enough for the level-1 4 KiB TLBs of the presets
 /// (16 sets); a structure with more sets shares slots between sets.
 pub const MEMO_SLOTS: usize = 16;
@@ -476,6 +516,8 @@ pub struct MemoKey {
     pub latency: u32,
     /// The structure the repeats hit.
     pub hit: u16,
+    /// The memo was left by a fill (see `FillMemos`).
+    pub from_fill: bool,
 }
 
 /// The whole TLB hierarchy of one core.
@@ -498,9 +540,11 @@ pub struct Mmu {
     memo_home: [u16; 2],
     /// `[data, instr]`: the latency of the side's level 1 (a repeat's).
     memo_latency: [u32; 2],
-    /// `[data, instr]`: a fill of a 4 KiB page leaves a memo (the side has a
-    /// home and allows memos); the clean memo's `meta`, else `None`.
+    /// `[data, instr]`: a fill of a 4 KiB page may leave a memo (the side has
+    /// a home and allows memos); the clean memo's `meta`, else `None`.
     fill_memo: [Option<u32>; 2],
+    /// `[data, instr]`: whether fills leave memos now (see [`FillMemos`]).
+    fill_memos: [FillMemos; 2],
     /// Some level-1 structure serves both sides, so a lookup on one side can
     /// reorder the other side's memoised set.
     shared_l1: bool,
@@ -644,8 +688,9 @@ impl Mmu {
             memo_latency,
             fill_memo: [0, 1].map(|s| {
                 let m = Memo::new(0, 0, 0, PageSize::Size4K, 0, false, 0, memo_home[s].0);
-                (memo_home[s].0 != u16::MAX && memo_ok[s]).then_some(m.meta)
+                (memo_home[s].0 != u16::MAX && memo_ok[s]).then_some(m.meta | FROM_FILL)
             }),
+            fill_memos: [FillMemos { on: true, fills: 0, written: 0, repeated: 0 }; 2],
             shared_l1,
             fill_plan,
             lru4_fill,
@@ -702,6 +747,7 @@ impl Mmu {
         if m.gen == self.memo_gen[s] && m.matches(va, asid) {
             self.repeats[s] += 1;
             self.repeat_hits[m.hit() % MAX_TLBS] += 1;
+            self.fill_memos[s].repeated += (m.meta & FROM_FILL != 0) as u64;
             return Lookup::Hit { pfn_base: m.pfn_base, size: m.size(), dirty: m.dirty(), level: 0, latency: m.latency };
         }
         self.lookup_past_memo(va, asid, instr)
@@ -731,7 +777,8 @@ impl Mmu {
             return None;
         }
         debug_assert!(self.memo_ok[s], "memo on a side that does not allow it");
-        Some(MemoKey { asid, shift: m.shift(), vpn: va >> m.shift(), dirty: m.dirty(), latency: m.latency, hit: m.hit() as u16 })
+        let from_fill = m.meta & FROM_FILL != 0;
+        Some(MemoKey { asid, shift: m.shift(), vpn: va >> m.shift(), dirty: m.dirty(), latency: m.latency, hit: m.hit() as u16, from_fill })
     }
 
     /// Count `n` lookups that repeat the live memo `key` of one side: the
@@ -740,6 +787,7 @@ impl Mmu {
     pub fn add_repeats(&mut self, instr: bool, key: &MemoKey, n: u64) {
         self.repeats[instr as usize] += n;
         self.repeat_hits[key.hit as usize % MAX_TLBS] += n;
+        self.fill_memos[instr as usize].repeated += key.from_fill as u64;
     }
 
     /// Everything but a memo repeat, out of line so the repeat path inlines small.
@@ -994,7 +1042,7 @@ impl Mmu {
     #[inline(always)]
     fn after_fill(&mut self, f: &Fill, instr: bool) {
         let s = instr as usize;
-        if let (PageSize::Size4K, Some(meta)) = (f.size, self.fill_memo[s]) {
+        if let (PageSize::Size4K, Some(meta), true) = (f.size, self.fill_memo[s], self.fill_memos[s].leave()) {
             // The page is now the most recent entry of its set in the home
             // structure (the level-1 structure its fill went to), and no other
             // set changed there, so its next lookup would hit and change
