@@ -409,7 +409,7 @@ struct ProbeStep {
 /// [`Mmu::repeat_hits`]), which are added to the level-1 structures'
 /// counters only when they are read ([`Mmu::visit`]): a repeat costs one
 /// compare and two increments.
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug)]
 struct Memo {
     /// The side's generation when the memo was made ([`Mmu::memo_gen`]); 0: none.
     gen: u64,
@@ -418,11 +418,19 @@ struct Memo {
     pfn_base: u64,
     /// Level-1 latency of the side.
     latency: u32,
-    /// The structure that hit (bits 0–15), the page size's index (16–17),
-    /// the dirty bit (18), the page's shift (19–24) and whether a fill left
-    /// it ([`FROM_FILL`], 25): 32 bytes in all,
-    /// so a fill writes the memo in few stores.
-    meta: u32,
+    /// The structure that hit (below [`MAX_TLBS`]), and [`FROM_FILL`] when a
+    /// fill left the memo. With the next three, 32 bytes in all: a fill
+    /// writes a memo in few stores.
+    hit: u8,
+    size: PageSize,
+    dirty: bool,
+    shift: u8,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo { gen: 0, key: 0, pfn_base: 0, latency: 0, hit: 0, size: PageSize::Size4K, dirty: false, shift: 0 }
+    }
 }
 
 impl Memo {
@@ -430,34 +438,20 @@ impl Memo {
     #[inline(always)]
     fn new(gen: u64, va: u64, asid: Asid, size: PageSize, pfn_base: u64, dirty: bool, latency: u32, hit: u16) -> Memo {
         let shift = size.shift();
-        let meta = hit as u32 | (size.index() as u32) << 16 | (dirty as u32) << 18 | shift << 19;
-        Memo { gen, key: va >> shift | (asid as u64) << ASID_SHIFT, pfn_base, latency, meta }
-    }
-
-    #[inline(always)]
-    fn shift(&self) -> u32 {
-        self.meta >> 19 & 63
+        let key = va >> shift | (asid as u64) << ASID_SHIFT;
+        Memo { gen, key, pfn_base, latency, hit: hit as u8, size, dirty, shift: shift as u8 }
     }
 
     /// Whether an access to `va` of `asid` is on the memoised page.
     #[inline(always)]
     fn matches(&self, va: u64, asid: Asid) -> bool {
-        va >> self.shift() | (asid as u64) << ASID_SHIFT == self.key
+        va >> self.shift | (asid as u64) << ASID_SHIFT == self.key
     }
 
+    /// The index of the structure that hit.
     #[inline(always)]
     fn hit(&self) -> usize {
-        (self.meta & 0xffff) as usize
-    }
-
-    #[inline(always)]
-    fn size(&self) -> PageSize {
-        PageSize::ALL[(self.meta >> 16 & 3) as usize]
-    }
-
-    #[inline(always)]
-    fn dirty(&self) -> bool {
-        self.meta >> 18 & 1 == 1
+        (self.hit & !FROM_FILL) as usize % MAX_TLBS
     }
 }
 
@@ -480,8 +474,8 @@ struct FillMemos {
 const FILL_MEMO_ROUND: u64 = 256;
 const FILL_MEMO_USE: u64 = 8;
 const FILL_MEMO_SAMPLE: u64 = 64;
-/// `Memo::meta` bit of a memo a fill left.
-const FROM_FILL: u32 = 1 << 25;
+/// `Memo::hit` bit of a memo a fill left.
+const FROM_FILL: u8 = 1 << 7;
 
 impl FillMemos {
     /// A 4 KiB fill: whether it leaves a memo.
@@ -538,11 +532,9 @@ pub struct Mmu {
     /// `[data, instr]`: that structure (`u16::MAX`: none; one slot). A
     /// level-1 hit in any other structure forgets every slot of the side.
     memo_home: [u16; 2],
-    /// `[data, instr]`: the latency of the side's level 1 (a repeat's).
-    memo_latency: [u32; 2],
     /// `[data, instr]`: a fill of a 4 KiB page may leave a memo (the side has
-    /// a home and allows memos); the clean memo's `meta`, else `None`.
-    fill_memo: [Option<u32>; 2],
+    /// a home and allows memos); a clean memo of page 0 from a fill, else `None`.
+    fill_memo: [Option<Memo>; 2],
     /// `[data, instr]`: whether fills leave memos now (see [`FillMemos`]).
     fill_memos: [FillMemos; 2],
     /// Some level-1 structure serves both sides, so a lookup on one side can
@@ -668,6 +660,7 @@ impl Mmu {
         // One memo slot per set of the side's one level-1 4 KiB structure,
         // when every structure of the side is a plain one (its sets indexed
         // by page number) and no level-1 structure is shared between sides.
+        // The latency of each side's level 1: a repeat's.
         let memo_latency = [&data, &instr].map(|side| side.levels.first().map_or(0, |l| l.latency));
         let memo_home = [&data, &instr].map(|side| {
             let l1_4k: Vec<&PlainStep> = side.plain.iter().filter(|st| st.level == 0 && st.size == PageSize::Size4K).collect();
@@ -685,10 +678,9 @@ impl Mmu {
             memo_gen: [1; 2],
             memo_mask: memo_home.map(|h| h.1),
             memo_home: memo_home.map(|h| h.0),
-            memo_latency,
             fill_memo: [0, 1].map(|s| {
-                let m = Memo::new(0, 0, 0, PageSize::Size4K, 0, false, 0, memo_home[s].0);
-                (memo_home[s].0 != u16::MAX && memo_ok[s]).then_some(m.meta | FROM_FILL)
+                let m = Memo::new(0, 0, 0, PageSize::Size4K, 0, false, memo_latency[s], memo_home[s].0 | FROM_FILL as u16);
+                (memo_home[s].0 != u16::MAX && memo_ok[s]).then_some(m)
             }),
             fill_memos: [FillMemos { on: true, fills: 0, written: 0, repeated: 0 }; 2],
             shared_l1,
@@ -746,9 +738,9 @@ impl Mmu {
         let m = &self.memo[self.memo_slot(instr, va)];
         if m.gen == self.memo_gen[s] && m.matches(va, asid) {
             self.repeats[s] += 1;
-            self.repeat_hits[m.hit() % MAX_TLBS] += 1;
-            self.fill_memos[s].repeated += (m.meta & FROM_FILL != 0) as u64;
-            return Lookup::Hit { pfn_base: m.pfn_base, size: m.size(), dirty: m.dirty(), level: 0, latency: m.latency };
+            self.repeat_hits[m.hit()] += 1;
+            self.fill_memos[s].repeated += (m.hit >> 7) as u64;
+            return Lookup::Hit { pfn_base: m.pfn_base, size: m.size, dirty: m.dirty, level: 0, latency: m.latency };
         }
         self.lookup_past_memo(va, asid, instr)
     }
@@ -777,8 +769,8 @@ impl Mmu {
             return None;
         }
         debug_assert!(self.memo_ok[s], "memo on a side that does not allow it");
-        let from_fill = m.meta & FROM_FILL != 0;
-        Some(MemoKey { asid, shift: m.shift(), vpn: va >> m.shift(), dirty: m.dirty(), latency: m.latency, hit: m.hit() as u16, from_fill })
+        let from_fill = m.hit & FROM_FILL != 0;
+        Some(MemoKey { asid, shift: m.shift as u32, vpn: va >> m.shift, dirty: m.dirty, latency: m.latency, hit: m.hit() as u16, from_fill })
     }
 
     /// Count `n` lookups that repeat the live memo `key` of one side: the
@@ -1042,13 +1034,13 @@ impl Mmu {
     #[inline(always)]
     fn after_fill(&mut self, f: &Fill, instr: bool) {
         let s = instr as usize;
-        if let (PageSize::Size4K, Some(meta), true) = (f.size, self.fill_memo[s], self.fill_memos[s].leave()) {
+        if let (PageSize::Size4K, Some(clean), true) = (f.size, self.fill_memo[s], self.fill_memos[s].leave()) {
             // The page is now the most recent entry of its set in the home
             // structure (the level-1 structure its fill went to), and no other
             // set changed there, so its next lookup would hit and change
             // nothing: a repeat. (A home exists only without a shared level 1.)
             let key = f.va >> 12 | (f.asid as u64) << ASID_SHIFT;
-            let m = Memo { gen: self.memo_gen[s], key, pfn_base: f.pfn, latency: self.memo_latency[s], meta: meta | (f.dirty as u32) << 18 };
+            let m = Memo { gen: self.memo_gen[s], key, pfn_base: f.pfn, dirty: f.dirty, ..clean };
             let i = self.memo_slot(instr, f.va);
             self.memo[i] = m;
         } else {
