@@ -399,16 +399,17 @@ struct ProbeStep {
 /// A side keeps one memo per set of its one level-1 structure of 4 KiB pages
 /// (up to [`MEMO_SLOTS`]; a single memo when the side's structures are not
 /// all plain `set_assoc` ones, or a level-1 structure serves both sides):
-/// a page's slot is its set there, so only a lookup or fill of that set can
-/// change what the slot's entry is, and a lookup that misses slot `q`
-/// forgets slot `q` alone. Anything else that may reorder a set (a hit or
+/// a page's slot is its set there (modulo the slots: sets may share one),
+/// so only a lookup or fill of that set can change what the slot's entry
+/// is, and a lookup that misses slot `q` forgets slot `q` alone. Anything else that may reorder a set (a hit or
 /// fill in another level-1 structure, dirty bits, invalidations) forgets
 /// every slot of the side at once, by a new generation.
 ///
 /// Repeats go straight into the side's repeat tallies ([`Mmu::repeats`],
 /// [`Mmu::repeat_hits`]), which are added to the level-1 structures'
-/// counters only when they are read ([`Mmu::visit`]): a repeat costs one
-/// compare and two increments.
+/// counters only when they are read ([`Mmu::visit`]): a repeat costs two
+/// compares and three increments (the third counts repeats of a fill's
+/// memo, see [`FillMemos`]).
 #[derive(Copy, Clone, Debug)]
 struct Memo {
     /// The side's generation when the memo was made ([`Mmu::memo_gen`]); 0: none.
