@@ -401,9 +401,10 @@ struct ProbeStep {
 /// all plain `set_assoc` ones, or a level-1 structure serves both sides):
 /// a page's slot is its set there (modulo the slots: sets may share one),
 /// so only a lookup or fill of that set can change what the slot's entry
-/// is, and a lookup that misses slot `q` forgets slot `q` alone. Anything else that may reorder a set (a hit or
-/// fill in another level-1 structure, dirty bits, invalidations) forgets
-/// every slot of the side at once, by a new generation.
+/// is, and a lookup that misses slot `q` forgets slot `q` alone. Anything
+/// else that may reorder a set (a hit or fill in another level-1
+/// structure, dirty bits, invalidations) forgets every slot of the side at
+/// once, by a new generation.
 ///
 /// Repeats go straight into the side's repeat tallies ([`Mmu::repeats`],
 /// [`Mmu::repeat_hits`]), which are added to the level-1 structures'
@@ -658,11 +659,11 @@ impl Mmu {
         let promote_nb = [Side::Data, Side::Instr].map(|side| on_side(side).any(|t| t.org.neighbours_wanted() > 0));
         let nb_wanted = tlbs.iter().map(|t| t.org.neighbours_wanted()).max().unwrap_or(0);
         let gt_wanted = tlbs.iter().map(|t| t.org.gt_neighbours_wanted()).max().unwrap_or(0);
+        // The latency of each side's level 1: a repeat's.
+        let memo_latency = [&data, &instr].map(|side| side.levels.first().map_or(0, |l| l.latency));
         // One memo slot per set of the side's one level-1 4 KiB structure,
         // when every structure of the side is a plain one (its sets indexed
         // by page number) and no level-1 structure is shared between sides.
-        // The latency of each side's level 1: a repeat's.
-        let memo_latency = [&data, &instr].map(|side| side.levels.first().map_or(0, |l| l.latency));
         let memo_home = [&data, &instr].map(|side| {
             let l1_4k: Vec<&PlainStep> = side.plain.iter().filter(|st| st.level == 0 && st.size == PageSize::Size4K).collect();
             match l1_4k[..] {
