@@ -525,13 +525,12 @@ impl CpuMachine {
                             o.last_load = o.ops;
                         }
                         o.record_done(!write);
-                    } else if past_memo {
-                        self.data_access::<SHADOWS, true>(va, asid, write)?;
-                        if crosses {
-                            self.data_access::<SHADOWS, false>(last & !0xfff, asid, write)?;
-                        }
                     } else {
-                        self.data_access::<SHADOWS, false>(va, asid, write)?;
+                        if past_memo {
+                            self.data_access::<SHADOWS, true>(va, asid, write)?;
+                        } else {
+                            self.data_access::<SHADOWS, false>(va, asid, write)?;
+                        }
                         if crosses {
                             self.data_access::<SHADOWS, false>(last & !0xfff, asid, write)?;
                         }
