@@ -125,6 +125,18 @@ impl MemorySystem {
         unreachable!("a page mapped by the fault handler is found by the retried walk")
     }
 
+    /// [`Self::translate_miss`] when the walk is one reference long
+    /// ([`Walker::walk_hinted`]); `None` (nothing done) otherwise, and the
+    /// caller takes `translate_miss`.
+    #[inline(always)]
+    pub fn translate_hinted<F: PageTableFormat + Member<AnyFormat>>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Option<(Translation, u64)> {
+        let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
+        match self.walker.walk_hinted(format, va, asid, write, instr, &mut self.mem, &mut self.caches)? {
+            (WalkResult::Translated { pfn_base, size, dirty, node, level }, cycles) => Some((Translation { pfn_base, size, dirty, node, level }, cycles)),
+            (WalkResult::Fault { .. }, _) => None,
+        }
+    }
+
     /// A walk for `va` found it not present: the OS maps the page (or
     /// reads it back from swap). Returns what the OS charged. Separate from
     /// the walk, so a machine decides when the faulting access may go on

@@ -51,7 +51,7 @@ use crate::addr::{Asid, PageSize};
 use crate::cache::Served;
 use crate::config::Spec;
 use crate::error::Result;
-use crate::memsys::{MemorySystem, Shootdown};
+use crate::memsys::{MemorySystem, Shootdown, Translation};
 use crate::pagetable::format::PageTableFormat;
 use crate::pagetable::PageTable;
 use crate::physmem::PhysMem;
@@ -732,7 +732,7 @@ impl CpuMachine {
     /// understands GT-PDEs). Out of line: the walk of a machine without
     /// such a structure stays small.
     #[inline(never)]
-    fn fill_with_neighbours(&mut self, va: u64, asid: Asid, instr: bool, t: &crate::memsys::Translation) {
+    fn fill_with_neighbours(&mut self, va: u64, asid: Asid, instr: bool, t: &Translation) {
         let wanted = self.mmu.neighbours_wanted();
         let gt_wanted = self.mmu.gt_neighbours_wanted();
         match t.leaf_4k() {
@@ -761,9 +761,26 @@ impl CpuMachine {
 
     /// [`Self::walk`] on a table of format `F`, kept out of line so the hit
     /// path stays small, and one per format so the walk of one is not laid
-    /// out (and its registers spilled) around every other's.
+    /// out (and its registers spilled) around every other's. A walk of one
+    /// reference (most walks of a TLB-only machine) is done here; any
+    /// other in [`Self::walk_full`], so this frame stays small.
     #[inline(never)]
     fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        write: bool,
+        instr: bool,
+    ) -> Result<(u64, PageSize)> {
+        match self.sys.translate_hinted::<F>(va, asid, write, instr) {
+            Some((t, cycles)) => Ok(self.walked::<SHADOWS>(va, asid, write, instr, &t, cycles)),
+            None => self.walk_full::<F, SHADOWS>(va, asid, write, instr),
+        }
+    }
+
+    /// [`Self::walk_with`] of a walk longer than one reference, or one that faults.
+    #[inline(never)]
+    fn walk_full<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -778,6 +795,12 @@ impl CpuMachine {
         } else {
             self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?
         };
+        Ok(self.walked::<SHADOWS>(va, asid, write, instr, &t, cycles))
+    }
+
+    /// A walk found `t` in `cycles`: charge them and fill the TLBs.
+    #[inline(always)]
+    fn walked<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool, t: &Translation, cycles: u64) -> (u64, PageSize) {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
@@ -790,12 +813,12 @@ impl CpuMachine {
             // Most machines: no structure takes neighbours, one test here.
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
         } else {
-            self.fill_with_neighbours(va, asid, instr, &t);
+            self.fill_with_neighbours(va, asid, instr, t);
         }
         if SHADOWS {
             self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.leaf_4k());
         }
-        Ok((t.pfn_base, t.size))
+        (t.pfn_base, t.size)
     }
 
     /// Walk every counter into a sorted tree and compute the derived metrics.

@@ -440,6 +440,58 @@ impl Walker {
         self.finish(&c, result)
     }
 
+    /// [`Walker::walk`] when it is one reference long: a shortcut walk
+    /// (see [`Walker::shortcut`]) whose leaf node holds `va`'s translation
+    /// as a present entry, on a machine whose references all go to DRAM.
+    /// The same reads, bits, counts and cycles as `walk`, without its
+    /// cursor, loop and fault path, which a CPU's walk would otherwise
+    /// carry on every TLB miss. `None` (nothing read, set or counted) for
+    /// every other walk: the caller walks it in full.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn walk_hinted<F: PageTableFormat>(
+        &mut self,
+        format: &F,
+        va: u64,
+        asid: Asid,
+        is_write: bool,
+        instr: bool,
+        mem: &mut PhysMem,
+        caches: &mut CacheHierarchy,
+    ) -> Option<(WalkResult, u64)> {
+        if format.psc_caches_entries(1) || self.entry < caches.num_levels() {
+            return None;
+        }
+        let (_, slot) = self.shortcut(hint_key(va, asid, format.node_shift(1)), mem)?;
+        let (es, w) = format.locate(1, slot, format.word(va, 1));
+        let raw = mem.read_entry(es, w);
+        let Step::Leaf { pfn_base, size } = format.decode(raw, 1, va, asid, &|k| mem.read_entry(es, w + k as u64)) else {
+            return None;
+        };
+        #[cfg(test)]
+        {
+            self.shortcut_walks += 1;
+        }
+        // As `advance` does at a leaf: its accessed (and a store's dirty) bit.
+        let new = format.used(raw, true, is_write);
+        if new != raw {
+            self.stats.accessed_updates += !format.is_accessed(raw) as u64;
+            self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(raw)) as u64;
+            mem.write_linked(es, w, new);
+        }
+        // Every level counted as one DRAM reference, as `walk` counts a
+        // shortcut walk's levels above the leaf node and its one reference.
+        let refs = self.levels as u64;
+        let cycles = self.psc_latency as u64 + format.decode_cycles(raw, 1) as u64 + refs * self.dram_ref_cycles;
+        self.stats.refs_dram += refs;
+        caches.count_dram(Source::Walk, refs);
+        self.stats.refs_total += refs;
+        self.leaves[size.index()] += 1;
+        self.account(instr, cycles, true);
+        let dirty = is_write || format.is_dirty(raw);
+        Some((WalkResult::Translated { pfn_base, size, dirty, node: slot, level: 1 }, cycles))
+    }
+
     /// Begin a walk of the table rooted at frame `root` (host slot
     /// `root_slot`) for `va`: the PSC probes (or the host shortcut), and the
     /// cursor at the first entry to read; or the whole walk, counted, when a
