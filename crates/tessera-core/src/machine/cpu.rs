@@ -95,6 +95,29 @@ fn repeat_run<const FETCHES: bool>(batch: &AccessBatch, i: usize, key: MemoKey) 
     (j, gap_sum, counts)
 }
 
+/// Whether the run of repeats from `i` (which repeats `key`'s page) is at
+/// most one record long because the next record is a load or store of
+/// another page: GUPS's store after its load's walk, and most repeats of
+/// a random stream. [`repeat_run_of_one`] then finds it without the loop.
+#[inline(always)]
+fn run_of_one(batch: &AccessBatch, i: usize, key: MemoKey) -> bool {
+    i + 1 < batch.len() && batch.vaddr[i + 1] >> key.shift != key.vpn && batch.kind[i + 1] != AccessKind::IFetch
+}
+
+/// [`repeat_run`] when [`run_of_one`] holds: record `i` alone, if it is a
+/// load or a store to a dirty page that does not cross the page (its page
+/// and address space are the memo's, whose key was made from it).
+#[inline(always)]
+fn repeat_run_of_one(batch: &AccessBatch, i: usize, key: MemoKey) -> (usize, u64, u64) {
+    let kind = batch.kind[i] as u32;
+    let in_page = (batch.vaddr[i] & 0xfff) + batch.size[i].max(1) as u64 <= 0x1000;
+    if in_page && kind <= key.dirty as u32 {
+        (i + 1, batch.ins_gap[i] as u64, 1 << (kind * RUN_BITS))
+    } else {
+        (i, 0, 0)
+    }
+}
+
 /// The miss path of a machine: [`CpuMachine::walk_with`] for one format.
 type MissFn = fn(&mut CpuMachine, u64, Asid, bool, bool) -> Result<(u64, PageSize)>;
 
@@ -550,7 +573,9 @@ impl CpuMachine {
     /// the same as the per-access path's.
     #[inline(always)]
     fn count_repeat_run(&mut self, batch: &AccessBatch, i: usize, key: MemoKey) -> usize {
-        let (j, gap_sum, kinds) = if self.translate_instr {
+        let (j, gap_sum, kinds) = if run_of_one(batch, i, key) {
+            repeat_run_of_one(batch, i, key)
+        } else if self.translate_instr {
             repeat_run::<false>(batch, i, key)
         } else {
             repeat_run::<true>(batch, i, key)
