@@ -133,6 +133,22 @@ impl<const SHADOWS: bool> FormatVisitor for MissPath<SHADOWS> {
     }
 }
 
+/// A load or store past its memo on a data side of 4-way LRU tables:
+/// [`CpuMachine::translate_lru4`] for one format.
+type Lru4Fn = fn(&mut CpuMachine, u64, Asid, bool) -> Result<(u64, PageSize)>;
+
+/// Picks [`Lru4Fn`] for the table's format.
+struct Lru4Path<const SHADOWS: bool>;
+
+impl<const SHADOWS: bool> FormatVisitor for Lru4Path<SHADOWS> {
+    type Out = Lru4Fn;
+
+    #[inline(always)]
+    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> Lru4Fn {
+        CpuMachine::translate_lru4::<F, SHADOWS>
+    }
+}
+
 /// How many accesses ahead the leaf page-table entry is prefetched on the host.
 const PREFETCH_AHEAD: usize = 16;
 
@@ -661,8 +677,13 @@ impl CpuMachine {
     /// repeat its memo slot's page ([`Mmu::lookup_past_memo`]).
     #[inline(always)]
     fn data_access<const SHADOWS: bool, const PAST_MEMO: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
-        let lookup = if PAST_MEMO { self.mmu.lookup_past_memo(va, asid, false) } else { self.mmu.lookup(va, asid, false) };
-        let (pfn_base, size) = self.translated::<SHADOWS>(lookup, va, asid, write, false)?;
+        let (pfn_base, size) = if PAST_MEMO && self.mmu.lru4_data() {
+            let translate = self.sys.page_table().format().visit(Lru4Path::<SHADOWS>);
+            translate(self, va, asid, write)?
+        } else {
+            let lookup = if PAST_MEMO { self.mmu.lookup_past_memo(va, asid, false) } else { self.mmu.lookup(va, asid, false) };
+            self.translated::<SHADOWS>(lookup, va, asid, write, false)?
+        };
         let paddr = (pfn_base << 12) + (va & (size.bytes() - 1));
         let served = self.sys.access(paddr, write);
         if self.timing.enabled {
@@ -784,13 +805,50 @@ impl CpuMachine {
         miss(self, va, asid, write, instr)
     }
 
+    /// [`Self::translate`] of a load or store past its memo, on a data
+    /// side of 4-way LRU tables and a table of format `F`: the lookup and,
+    /// on a miss, the walk in one frame (a miss-dominated stream pays for
+    /// one call and one result per access instead of two).
+    #[inline(never)]
+    fn translate_lru4<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        write: bool,
+    ) -> Result<(u64, PageSize)> {
+        let lookup = self.mmu.lookup_lru4_inline(va, asid, false);
+        let Lookup::Miss { latency } = lookup else {
+            return self.translated::<SHADOWS>(lookup, va, asid, write, false);
+        };
+        if self.timing.enabled {
+            self.core.translation_stall_cycles += latency as u64;
+        }
+        let (pfn_base, size) = self.walk_here::<F, SHADOWS>(va, asid, write, false)?;
+        if self.touches {
+            self.sys.touched(pfn_base, &mut self.mmu);
+        }
+        Ok((pfn_base, size))
+    }
+
     /// [`Self::walk`] on a table of format `F`, kept out of line so the hit
     /// path stays small, and one per format so the walk of one is not laid
-    /// out (and its registers spilled) around every other's. A walk of one
-    /// reference (most walks of a TLB-only machine) is done here; any
-    /// other in [`Self::walk_full`], so this frame stays small.
+    /// out (and its registers spilled) around every other's.
     #[inline(never)]
     fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+        &mut self,
+        va: u64,
+        asid: Asid,
+        write: bool,
+        instr: bool,
+    ) -> Result<(u64, PageSize)> {
+        self.walk_here::<F, SHADOWS>(va, asid, write, instr)
+    }
+
+    /// [`Self::walk_with`]'s body: a walk of one reference (most walks of
+    /// a TLB-only machine) is done here; any other in [`Self::walk_full`],
+    /// so the caller's frame stays small.
+    #[inline(always)]
+    fn walk_here<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
         &mut self,
         va: u64,
         asid: Asid,

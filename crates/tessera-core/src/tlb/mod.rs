@@ -870,8 +870,24 @@ impl Mmu {
     /// its state in registers.
     #[inline(never)]
     fn lookup_lru4(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        self.lookup_lru4_inline(va, asid, instr)
+    }
+
+    /// [`Self::lookup_past_memo`] of a data access on a side of 4-way LRU
+    /// tables ([`Self::lru4_data`]), inlined into its caller: a miss path
+    /// that looks up and walks in one frame.
+    #[inline(always)]
+    pub(crate) fn lookup_lru4_inline(&mut self, va: u64, asid: Asid, instr: bool) -> Lookup {
+        debug_assert!(self.lru4_side[instr as usize]);
         self.forget_slot(instr, va);
         self.lookup_plain::<true>(va, asid, instr)
+    }
+
+    /// Whether the data side's lookups past the memo take
+    /// [`Self::lookup_lru4_inline`] (its structures all keep 4-way LRU tables).
+    #[inline(always)]
+    pub(crate) fn lru4_data(&self) -> bool {
+        self.lru4_side[0]
     }
 
     /// The same hierarchy with every lookup on the general path (tests hold
