@@ -110,10 +110,13 @@ impl MemorySystem {
     ) -> Result<(Translation, u64)> {
         let mut cycles = 0;
         for _attempt in 0..2 {
-            let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
+            // Most walks of a TLB-only machine are one reference long, and
+            // are done here; any other out of line, so this frame stays small.
             let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
-            let (res, c) =
-                self.walker.walk(format, va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches);
+            let (res, c) = match self.walker.walk_hinted(format, va, asid, write, instr, &mut self.mem, &mut self.caches) {
+                Some(walked) => walked,
+                None => self.walk_once::<F>(va, asid, write, instr)?,
+            };
             cycles += c;
             match res {
                 WalkResult::Translated { pfn_base, size, dirty, node, level } => {
@@ -125,16 +128,12 @@ impl MemorySystem {
         unreachable!("a page mapped by the fault handler is found by the retried walk")
     }
 
-    /// [`Self::translate_miss`] when the walk is one reference long
-    /// ([`Walker::walk_hinted`]); `None` (nothing done) otherwise, and the
-    /// caller takes `translate_miss`.
-    #[inline(always)]
-    pub fn translate_hinted<F: PageTableFormat + Member<AnyFormat>>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Option<(Translation, u64)> {
+    /// One walk of [`Self::translate_miss`] that [`Walker::walk_hinted`] does not take.
+    #[inline(never)]
+    fn walk_once<F: PageTableFormat + Member<AnyFormat>>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(WalkResult, u64)> {
+        let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
         let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
-        match self.walker.walk_hinted(format, va, asid, write, instr, &mut self.mem, &mut self.caches)? {
-            (WalkResult::Translated { pfn_base, size, dirty, node, level }, cycles) => Some((Translation { pfn_base, size, dirty, node, level }, cycles)),
-            (WalkResult::Fault { .. }, _) => None,
-        }
+        Ok(self.walker.walk(format, va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches))
     }
 
     /// A walk for `va` found it not present: the OS maps the page (or

@@ -121,31 +121,20 @@ fn repeat_run_of_one(batch: &AccessBatch, i: usize, key: MemoKey) -> (usize, u64
 /// The miss path of a machine: [`CpuMachine::walk_with`] for one format.
 type MissFn = fn(&mut CpuMachine, u64, Asid, bool, bool) -> Result<(u64, PageSize)>;
 
-/// Picks the miss path for the table's format (`SHADOWS`: shadows watch).
-struct MissPath<const SHADOWS: bool>;
-
-impl<const SHADOWS: bool> FormatVisitor for MissPath<SHADOWS> {
-    type Out = MissFn;
-
-    #[inline(always)]
-    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> MissFn {
-        CpuMachine::walk_with::<F, SHADOWS>
-    }
-}
-
 /// A load or store past its memo on a data side of 4-way LRU tables:
 /// [`CpuMachine::translate_lru4`] for one format.
 type Lru4Fn = fn(&mut CpuMachine, u64, Asid, bool) -> Result<(u64, PageSize)>;
 
-/// Picks [`Lru4Fn`] for the table's format.
-struct Lru4Path<const SHADOWS: bool>;
+/// Picks the paths of the table's format (`SHADOWS`: shadows watch): its
+/// miss path and its [`Lru4Fn`].
+struct FormatPaths<const SHADOWS: bool>;
 
-impl<const SHADOWS: bool> FormatVisitor for Lru4Path<SHADOWS> {
-    type Out = Lru4Fn;
+impl<const SHADOWS: bool> FormatVisitor for FormatPaths<SHADOWS> {
+    type Out = (MissFn, Lru4Fn);
 
     #[inline(always)]
-    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> Lru4Fn {
-        CpuMachine::translate_lru4::<F, SHADOWS>
+    fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> (MissFn, Lru4Fn) {
+        (CpuMachine::walk_with::<F, SHADOWS>, CpuMachine::translate_lru4::<F, SHADOWS>)
     }
 }
 
@@ -678,7 +667,7 @@ impl CpuMachine {
     #[inline(always)]
     fn data_access<const SHADOWS: bool, const PAST_MEMO: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
         let (pfn_base, size) = if PAST_MEMO && self.mmu.lru4_data() {
-            let translate = self.sys.page_table().format().visit(Lru4Path::<SHADOWS>);
+            let (_, translate) = self.sys.page_table().format().visit(FormatPaths::<SHADOWS>);
             translate(self, va, asid, write)?
         } else {
             let lookup = if PAST_MEMO { self.mmu.lookup_past_memo(va, asid, false) } else { self.mmu.lookup(va, asid, false) };
@@ -801,7 +790,7 @@ impl CpuMachine {
     /// The TLB-miss path of this machine's page-table format.
     #[inline(always)]
     fn walk<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
-        let miss = self.sys.page_table().format().visit(MissPath::<SHADOWS>);
+        let (miss, _) = self.sys.page_table().format().visit(FormatPaths::<SHADOWS>);
         miss(self, va, asid, write, instr)
     }
 
@@ -844,26 +833,9 @@ impl CpuMachine {
         self.walk_here::<F, SHADOWS>(va, asid, write, instr)
     }
 
-    /// [`Self::walk_with`]'s body: a walk of one reference (most walks of
-    /// a TLB-only machine) is done here; any other in [`Self::walk_full`],
-    /// so the caller's frame stays small.
+    /// [`Self::walk_with`]'s body.
     #[inline(always)]
     fn walk_here<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
-        &mut self,
-        va: u64,
-        asid: Asid,
-        write: bool,
-        instr: bool,
-    ) -> Result<(u64, PageSize)> {
-        match self.sys.translate_hinted::<F>(va, asid, write, instr) {
-            Some((t, cycles)) => Ok(self.walked::<SHADOWS>(va, asid, write, instr, &t, cycles)),
-            None => self.walk_full::<F, SHADOWS>(va, asid, write, instr),
-        }
-    }
-
-    /// [`Self::walk_with`] of a walk longer than one reference, or one that faults.
-    #[inline(never)]
-    fn walk_full<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -878,12 +850,6 @@ impl CpuMachine {
         } else {
             self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?
         };
-        Ok(self.walked::<SHADOWS>(va, asid, write, instr, &t, cycles))
-    }
-
-    /// A walk found `t` in `cycles`: charge them and fill the TLBs.
-    #[inline(always)]
-    fn walked<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool, t: &Translation, cycles: u64) -> (u64, PageSize) {
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
         }
@@ -896,12 +862,12 @@ impl CpuMachine {
             // Most machines: no structure takes neighbours, one test here.
             self.mmu.fill_walk(va, asid, instr, t.size, t.pfn_base, t.dirty, &Neighbours::EMPTY);
         } else {
-            self.fill_with_neighbours(va, asid, instr, t);
+            self.fill_with_neighbours(va, asid, instr, &t);
         }
         if SHADOWS {
             self.observe(&Fill { va, asid, size: t.size, pfn: t.pfn_base, dirty: t.dirty }, instr, write, t.leaf_4k());
         }
-        (t.pfn_base, t.size)
+        Ok((t.pfn_base, t.size))
     }
 
     /// Walk every counter into a sorted tree and compute the derived metrics.

@@ -441,12 +441,13 @@ impl Walker {
     }
 
     /// [`Walker::walk`] when it is one reference long: a shortcut walk
-    /// (see [`Walker::shortcut`]) whose leaf node holds `va`'s translation
-    /// as a present entry, on a machine whose references all go to DRAM.
-    /// The same reads, bits, counts and cycles as `walk`, without its
-    /// cursor, loop and fault path, which a CPU's walk would otherwise
-    /// carry on every TLB miss. `None` (nothing read, set or counted) for
-    /// every other walk: the caller walks it in full.
+    /// (see [`Walker::shortcut`]) on a machine whose references all go to
+    /// DRAM, whose leaf node holds `va`'s translation as a present entry or
+    /// holds no entry for it (a fault at level 1, as on a first touch). The
+    /// same reads, bits, counts and cycles as `walk`, without its cursor and
+    /// loop, which a CPU's walk would otherwise carry on every TLB miss.
+    /// `None` (nothing read, set or counted) for every other walk: the
+    /// caller walks it in full.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn walk_hinted<F: PageTableFormat>(
@@ -465,19 +466,15 @@ impl Walker {
         let (_, slot) = self.shortcut(hint_key(va, asid, format.node_shift(1)), mem)?;
         let (es, w) = format.locate(1, slot, format.word(va, 1));
         let raw = mem.read_entry(es, w);
-        let Step::Leaf { pfn_base, size } = format.decode(raw, 1, va, asid, &|k| mem.read_entry(es, w + k as u64)) else {
-            return None;
+        let leaf = match format.decode(raw, 1, va, asid, &|k| mem.read_entry(es, w + k as u64)) {
+            Step::Leaf { pfn_base, size } => Some((pfn_base, size)),
+            // Past padding a walk reads a second entry: not a walk of one reference.
+            Step::NotPresent if format.padding_word(va, 1).is_none() => None,
+            _ => return None,
         };
         #[cfg(test)]
         {
             self.shortcut_walks += 1;
-        }
-        // As `advance` does at a leaf: its accessed (and a store's dirty) bit.
-        let new = format.used(raw, true, is_write);
-        if new != raw {
-            self.stats.accessed_updates += !format.is_accessed(raw) as u64;
-            self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(raw)) as u64;
-            mem.write_linked(es, w, new);
         }
         // Every level counted as one DRAM reference, as `walk` counts a
         // shortcut walk's levels above the leaf node and its one reference.
@@ -486,6 +483,18 @@ impl Walker {
         self.stats.refs_dram += refs;
         caches.count_dram(Source::Walk, refs);
         self.stats.refs_total += refs;
+        let Some((pfn_base, size)) = leaf else {
+            self.stats.faulting_walks += 1;
+            self.account(instr, cycles, false);
+            return Some((WalkResult::Fault { level: 1 }, cycles));
+        };
+        // As `advance` does at a leaf: its accessed (and a store's dirty) bit.
+        let new = format.used(raw, true, is_write);
+        if new != raw {
+            self.stats.accessed_updates += !format.is_accessed(raw) as u64;
+            self.stats.dirty_updates += (format.is_dirty(new) != format.is_dirty(raw)) as u64;
+            mem.write_linked(es, w, new);
+        }
         self.leaves[size.index()] += 1;
         self.account(instr, cycles, true);
         let dirty = is_write || format.is_dirty(raw);
