@@ -98,9 +98,12 @@ impl MemorySystem {
     ///
     /// `F` is the table's format, which the caller chose once (see
     /// [`crate::registry::Member`]): a miss path holds one format's walk
-    /// loop, not every format's laid out around each other.
+    /// loop, not every format's laid out around each other. `HINTED`: the
+    /// walker takes walk shortcuts ([`Walker::shortcuts`]), so a walk may be
+    /// one reference long ([`Walker::walk_hinted`]); the caller chose that
+    /// once too, and a machine without shortcuts keeps its walk inline.
     #[inline(always)]
-    pub fn translate_miss<F: PageTableFormat + Member<AnyFormat>>(
+    pub fn translate_miss<F: PageTableFormat + Member<AnyFormat>, const HINTED: bool>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -110,12 +113,18 @@ impl MemorySystem {
     ) -> Result<(Translation, u64)> {
         let mut cycles = 0;
         for _attempt in 0..2 {
-            // Most walks of a TLB-only machine are one reference long, and
-            // are done here; any other out of line, so this frame stays small.
-            let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
-            let (res, c) = match self.walker.walk_hinted(format, va, asid, write, instr, &mut self.mem, &mut self.caches) {
-                Some(walked) => walked,
-                None => self.walk_once::<F>(va, asid, write, instr)?,
+            let (res, c) = if HINTED {
+                // Most walks of a TLB-only machine are one reference long, and
+                // are done here; any other out of line, so this frame stays small.
+                let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
+                match self.walker.walk_hinted(format, va, asid, write, instr, &mut self.mem, &mut self.caches) {
+                    Some(walked) => walked,
+                    None => self.walk_once::<F>(va, asid, write, instr)?,
+                }
+            } else {
+                let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;
+                let format = F::of(self.pt.format()).expect("a miss path chosen for another page-table format");
+                self.walker.walk(format, va, asid, (root.0, slot), write, instr, &mut self.mem, &mut self.caches)
             };
             cycles += c;
             match res {
@@ -128,7 +137,7 @@ impl MemorySystem {
         unreachable!("a page mapped by the fault handler is found by the retried walk")
     }
 
-    /// One walk of [`Self::translate_miss`] that [`Walker::walk_hinted`] does not take.
+    /// One walk of a hinted [`Self::translate_miss`] that [`Walker::walk_hinted`] does not take.
     #[inline(never)]
     fn walk_once<F: PageTableFormat + Member<AnyFormat>>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(WalkResult, u64)> {
         let (root, slot) = self.pt.root_linked(&mut self.mem, asid)?;

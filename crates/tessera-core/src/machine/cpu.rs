@@ -125,16 +125,17 @@ type MissFn = fn(&mut CpuMachine, u64, Asid, bool, bool) -> Result<(u64, PageSiz
 /// [`CpuMachine::translate_lru4`] for one format.
 type Lru4Fn = fn(&mut CpuMachine, u64, Asid, bool) -> Result<(u64, PageSize)>;
 
-/// Picks the paths of the table's format (`SHADOWS`: shadows watch): its
-/// miss path and its [`Lru4Fn`].
-struct FormatPaths<const SHADOWS: bool>;
+/// Picks the paths of the table's format (`SHADOWS`: shadows watch;
+/// `HINTED`: the walker takes walk shortcuts): its miss path and its
+/// [`Lru4Fn`].
+struct FormatPaths<const SHADOWS: bool, const HINTED: bool>;
 
-impl<const SHADOWS: bool> FormatVisitor for FormatPaths<SHADOWS> {
+impl<const SHADOWS: bool, const HINTED: bool> FormatVisitor for FormatPaths<SHADOWS, HINTED> {
     type Out = (MissFn, Lru4Fn);
 
     #[inline(always)]
     fn visit<F: PageTableFormat + Member<AnyFormat>>(self, _format: &F) -> (MissFn, Lru4Fn) {
-        (CpuMachine::walk_with::<F, SHADOWS>, CpuMachine::translate_lru4::<F, SHADOWS>)
+        (CpuMachine::walk_with::<F, SHADOWS, HINTED>, CpuMachine::translate_lru4::<F, SHADOWS, HINTED>)
     }
 }
 
@@ -667,7 +668,7 @@ impl CpuMachine {
     #[inline(always)]
     fn data_access<const SHADOWS: bool, const PAST_MEMO: bool>(&mut self, va: u64, asid: Asid, write: bool) -> Result<()> {
         let (pfn_base, size) = if PAST_MEMO && self.mmu.lru4_data() {
-            let (_, translate) = self.sys.page_table().format().visit(FormatPaths::<SHADOWS>);
+            let (_, translate) = self.format_paths::<SHADOWS>();
             translate(self, va, asid, write)?
         } else {
             let lookup = if PAST_MEMO { self.mmu.lookup_past_memo(va, asid, false) } else { self.mmu.lookup(va, asid, false) };
@@ -790,8 +791,19 @@ impl CpuMachine {
     /// The TLB-miss path of this machine's page-table format.
     #[inline(always)]
     fn walk<const SHADOWS: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
-        let (miss, _) = self.sys.page_table().format().visit(FormatPaths::<SHADOWS>);
+        let (miss, _) = self.format_paths::<SHADOWS>();
         miss(self, va, asid, write, instr)
+    }
+
+    /// The paths of this machine's page-table format ([`FormatPaths`]).
+    #[inline(always)]
+    fn format_paths<const SHADOWS: bool>(&self) -> (MissFn, Lru4Fn) {
+        let format = self.sys.page_table().format();
+        if self.sys.walker.shortcuts() {
+            format.visit(FormatPaths::<SHADOWS, true>)
+        } else {
+            format.visit(FormatPaths::<SHADOWS, false>)
+        }
     }
 
     /// [`Self::translate`] of a load or store past its memo, on a data
@@ -799,7 +811,7 @@ impl CpuMachine {
     /// on a miss, the walk in one frame (a miss-dominated stream pays for
     /// one call and one result per access instead of two).
     #[inline(never)]
-    fn translate_lru4<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+    fn translate_lru4<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool, const HINTED: bool>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -812,7 +824,7 @@ impl CpuMachine {
         if self.timing.enabled {
             self.core.translation_stall_cycles += latency as u64;
         }
-        let (pfn_base, size) = self.walk_here::<F, SHADOWS>(va, asid, write, false)?;
+        let (pfn_base, size) = self.walk_here::<F, SHADOWS, HINTED>(va, asid, write, false)?;
         if self.touches {
             self.sys.touched(pfn_base, &mut self.mmu);
         }
@@ -823,19 +835,19 @@ impl CpuMachine {
     /// path stays small, and one per format so the walk of one is not laid
     /// out (and its registers spilled) around every other's.
     #[inline(never)]
-    fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+    fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool, const HINTED: bool>(
         &mut self,
         va: u64,
         asid: Asid,
         write: bool,
         instr: bool,
     ) -> Result<(u64, PageSize)> {
-        self.walk_here::<F, SHADOWS>(va, asid, write, instr)
+        self.walk_here::<F, SHADOWS, HINTED>(va, asid, write, instr)
     }
 
     /// [`Self::walk_with`]'s body.
     #[inline(always)]
-    fn walk_here<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool>(
+    fn walk_here<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool, const HINTED: bool>(
         &mut self,
         va: u64,
         asid: Asid,
@@ -844,11 +856,11 @@ impl CpuMachine {
     ) -> Result<(u64, PageSize)> {
         let (t, cycles) = if SHADOWS {
             match self.shadows.as_deref_mut() {
-                Some(shadows) => self.sys.translate_miss::<F>(va, asid, write, instr, &mut Watched { mmu: &mut self.mmu, shadows })?,
-                None => self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?,
+                Some(shadows) => self.sys.translate_miss::<F, HINTED>(va, asid, write, instr, &mut Watched { mmu: &mut self.mmu, shadows })?,
+                None => self.sys.translate_miss::<F, HINTED>(va, asid, write, instr, &mut self.mmu)?,
             }
         } else {
-            self.sys.translate_miss::<F>(va, asid, write, instr, &mut self.mmu)?
+            self.sys.translate_miss::<F, HINTED>(va, asid, write, instr, &mut self.mmu)?
         };
         if self.timing.enabled {
             self.core.translation_stall_cycles += cycles;
