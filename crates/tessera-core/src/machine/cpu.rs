@@ -835,13 +835,7 @@ impl CpuMachine {
     /// path stays small, and one per format so the walk of one is not laid
     /// out (and its registers spilled) around every other's.
     #[inline(never)]
-    fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool, const HINTED: bool>(
-        &mut self,
-        va: u64,
-        asid: Asid,
-        write: bool,
-        instr: bool,
-    ) -> Result<(u64, PageSize)> {
+    fn walk_with<F: PageTableFormat + Member<AnyFormat>, const SHADOWS: bool, const HINTED: bool>(&mut self, va: u64, asid: Asid, write: bool, instr: bool) -> Result<(u64, PageSize)> {
         self.walk_here::<F, SHADOWS, HINTED>(va, asid, write, instr)
     }
 
